@@ -1,0 +1,19 @@
+// Package fifo makes, checks, waits for and opens Linux named pipes.
+//
+// Guarantees:
+//
+//   - Every descriptor opened here has O_CLOEXEC, so no FIFO leaks into a
+//     child process.
+//   - A path that exists but is not a FIFO is reported as ErrNotFIFO and is
+//     never removed, truncated or written.
+//   - Opens that would block (OpenReader, OpenWriter, Wait) take a context.
+//     Cancelling it unblocks the open by briefly opening the other end with
+//     O_NONBLOCK, so no thread stays stuck in open(2) and no descriptor is
+//     left behind.
+//   - Source and Sink are the agent's long-lived ends of the input and output
+//     FIFOs. Both are opened O_RDWR, so a Source never reads EOF when writers
+//     come and go (and never spins), and a Sink never gets EPIPE when readers
+//     come and go: bytes written while nobody reads wait in the pipe buffer,
+//     and once it is full, Write waits (backpressure). Both follow their path:
+//     after Reopen, bytes still buffered in the replaced FIFO are carried over.
+package fifo

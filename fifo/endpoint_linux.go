@@ -1,0 +1,131 @@
+package fifo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// endpoint is the part shared by Source and Sink: the FIFO currently open
+// O_RDWR at path, replaced by Reopen when the path gets a new inode.
+type endpoint struct {
+	path string
+
+	mu     sync.Mutex
+	cur    *os.File
+	closed bool
+}
+
+func (e *endpoint) open() error {
+	f, err := open(e.path, unix.O_RDWR|unix.O_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	e.cur = f
+	return nil
+}
+
+// Path returns the FIFO path this end follows.
+func (e *endpoint) Path() string { return e.path }
+
+// current returns the file Read or Write should use now.
+func (e *endpoint) current() (*os.File, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	return e.cur, nil
+}
+
+// Reopen makes the end follow its path again after the entry changed. If the
+// path names a different FIFO than the open one, that FIFO is opened and used
+// from now on; if the path is missing and create is set, a FIFO is made there
+// with mode perm first. An entry that is not a FIFO is reported and the open
+// FIFO stays in use. changed says whether a new FIFO was opened, created
+// whether this call made it.
+func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false, false, ErrClosed
+	}
+	if _, err := os.Lstat(e.path); errors.Is(err, os.ErrNotExist) {
+		if !create {
+			return false, false, nil
+		}
+		if created, err = Make(e.path, perm); err != nil {
+			return false, false, err
+		}
+	}
+	now, err := os.Lstat(e.path)
+	if err != nil {
+		return false, created, fmt.Errorf("reopen fifo %s: %w", e.path, err)
+	}
+	if was, err := e.cur.Stat(); err == nil && os.SameFile(was, now) {
+		return false, created, nil
+	}
+	f, err := open(e.path, unix.O_RDWR|unix.O_NONBLOCK)
+	if err != nil {
+		return false, created, err
+	}
+	old := e.cur
+	e.cur = f
+	// Wake a Read or Write blocked on the old FIFO; it moves over to f.
+	old.SetDeadline(time.Unix(1, 0))
+	return true, created, nil
+}
+
+// closeCurrent marks the end closed and closes the current file, which wakes
+// a blocked Read or Write.
+func (e *endpoint) closeCurrent() (*os.File, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	e.closed = true
+	return e.cur, e.cur.Close()
+}
+
+// readBuffered reads from the non-blocking f whatever is buffered now,
+// without waiting and regardless of deadlines. It returns 0 when nothing is.
+func readBuffered(f *os.File, p []byte) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		for {
+			m, err := unix.Read(int(fd), p)
+			if err == unix.EINTR {
+				continue
+			}
+			if m > 0 {
+				n = m
+			}
+			return
+		}
+	})
+	return n
+}
+
+// Drain reads from the non-blocking f everything buffered in it now, without
+// waiting. It is how bytes left in a pipe by a process that went away are
+// recovered.
+func Drain(f *os.File) []byte {
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n := readBuffered(f, buf)
+		if n == 0 {
+			return out
+		}
+		out = append(out, buf[:n]...)
+	}
+}

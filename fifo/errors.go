@@ -1,0 +1,15 @@
+package fifo
+
+import "errors"
+
+var (
+	// ErrNotFIFO is returned when a path exists but is not a named pipe.
+	ErrNotFIFO = errors.New("not a fifo")
+
+	// ErrNoReader is returned by OpenWriterNow when no process has the FIFO
+	// open for reading.
+	ErrNoReader = errors.New("no reader")
+
+	// ErrClosed is returned by a Source or Sink that has been closed.
+	ErrClosed = errors.New("fifo closed")
+)
