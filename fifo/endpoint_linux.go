@@ -92,8 +92,9 @@ func (e *endpoint) closeCurrent() (*os.File, error) {
 	return e.cur, e.cur.Close()
 }
 
-// readBuffered reads from the non-blocking f whatever is buffered now,
-// without waiting and regardless of deadlines. It returns 0 when nothing is.
+// readBuffered reads from f whatever is buffered in the pipe now, without
+// waiting and regardless of deadlines or of f being in blocking mode: it asks
+// FIONREAD how much there is and reads no more. It returns 0 when nothing is.
 func readBuffered(f *os.File, p []byte) int {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -101,14 +102,16 @@ func readBuffered(f *os.File, p []byte) int {
 	}
 	n := 0
 	rc.Control(func(fd uintptr) {
+		avail, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+		if err != nil || avail <= 0 {
+			return
+		}
 		for {
-			m, err := unix.Read(int(fd), p)
+			m, err := unix.Read(int(fd), p[:min(avail, len(p))])
 			if err == unix.EINTR {
 				continue
 			}
-			if m > 0 {
-				n = m
-			}
+			n = max(m, 0)
 			return
 		}
 	})

@@ -1,0 +1,196 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// ConfigError is a failure of the agent itself before any child ran: a FIFO
+// path that holds something else, a directory that cannot be made.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Run is `fifobridge run`: it prepares the FIFOs, serves them in cfg.Mode
+// until the work is over or ctx is done (a stop request), and cleans up. It
+// returns the exit status of the last child, or an error: a
+// *child.StartError when the program cannot start, a *ConfigError when the
+// agent cannot work at all.
+func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting}
+	reaper := child.NewReaper(cfg.Log)
+	defer reaper.Close()
+
+	status := newStatusWriter(cfg.StatusPath, a.snapshot)
+	statusCtx, stopStatus := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); status.run(statusCtx) }()
+	defer func() {
+		stopStatus()
+		wg.Wait()
+		a.setState(child.StateStopped)
+		if err := status.write(); err != nil {
+			cfg.Log.Warn("cannot write the status file", "err", err)
+		}
+	}()
+
+	err := a.prepare(ctx)
+	defer a.removeCreated()
+	if err != nil {
+		if ctx.Err() != nil {
+			cfg.Log.Info("stopped while waiting for the fifos")
+			return child.ExitStatus{}, nil
+		}
+		return child.ExitStatus{}, &ConfigError{err}
+	}
+	src, err := fifo.OpenSource(cfg.In)
+	if err != nil {
+		return child.ExitStatus{}, &ConfigError{err}
+	}
+	sink, err := fifo.OpenSink(cfg.Out)
+	if err != nil {
+		src.Close()
+		return child.ExitStatus{}, &ConfigError{err}
+	}
+
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		follow := func(path string) {
+			var end interface {
+				Reopen(bool, os.FileMode) (bool, bool, error)
+			} = src
+			if path == filepath.Clean(cfg.Out) {
+				end = sink
+			}
+			changed, made, err := end.Reopen(cfg.Create, cfg.Perm)
+			switch {
+			case err != nil && !errors.Is(err, fifo.ErrClosed):
+				cfg.Log.Error("fifo replaced by something else; still serving the old one", "path", path, "err", err)
+			case changed:
+				cfg.Log.Info("fifo replaced; serving the new one", "path", path, "created", made)
+			}
+			if made {
+				a.addCreated(path)
+			}
+		}
+		if err := fifo.Watch(watchCtx, follow, cfg.In, cfg.Out); err != nil {
+			cfg.Log.Warn("not following fifo replacements", "err", err)
+		}
+	}()
+	defer stopWatch()
+
+	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
+	s := newStream(cfg, reaper, src, sink, status.Poke)
+	a.setSource(s.snapshot)
+	return s.run(ctx)
+}
+
+// agent holds what the status file reports across modes.
+type agent struct {
+	cfg     *Config
+	started time.Time
+
+	mu      sync.Mutex
+	state   child.State
+	source  func() Status // the mode's own part of the status, once serving
+	created []string
+}
+
+func (a *agent) snapshot() Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := Status{State: string(a.state)}
+	if a.source != nil && a.state != child.StateStopped {
+		s = a.source()
+	}
+	s.PID = os.Getpid()
+	s.Mode = a.cfg.Mode
+	s.StartedAt = a.started
+	s.In, s.Out = a.cfg.In, a.cfg.Out
+	s.FDs = child.CountDescriptors()
+	if a.state == child.StateStopped {
+		s.State = string(child.StateStopped)
+	}
+	return s
+}
+
+func (a *agent) setState(st child.State) {
+	a.mu.Lock()
+	a.state = st
+	a.mu.Unlock()
+}
+
+func (a *agent) setSource(f func() Status) {
+	a.mu.Lock()
+	a.source = f
+	a.mu.Unlock()
+}
+
+func (a *agent) addCreated(path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.created {
+		if p == path {
+			return
+		}
+	}
+	a.created = append(a.created, path)
+}
+
+// prepare makes the FIFOs (Create) or waits for them.
+func (a *agent) prepare(ctx context.Context) error {
+	cfg := a.cfg
+	if !cfg.Create {
+		for _, p := range []string{cfg.In, cfg.Out} {
+			if err := fifo.Check(p); errors.Is(err, fifo.ErrNotFIFO) {
+				return err
+			}
+		}
+		for _, p := range []string{cfg.In, cfg.Out} {
+			cfg.Log.Info("waiting for fifo", "path", p)
+			if err := fifo.Wait(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range []string{cfg.In, cfg.Out, cfg.StatusPath} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("make directory: %w", err)
+		}
+	}
+	for _, p := range []string{cfg.In, cfg.Out} {
+		made, err := fifo.Make(p, cfg.Perm)
+		if err != nil {
+			return err
+		}
+		if made {
+			a.addCreated(p)
+		}
+	}
+	return nil
+}
+
+// removeCreated removes the FIFOs the agent made, if FIFOs are still there.
+func (a *agent) removeCreated() {
+	a.mu.Lock()
+	paths := a.created
+	a.mu.Unlock()
+	for _, p := range paths {
+		if fifo.Check(p) == nil {
+			os.Remove(p)
+		}
+	}
+}

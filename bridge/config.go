@@ -1,0 +1,52 @@
+package bridge
+
+import (
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+)
+
+// Config is everything `fifobridge run` is told.
+type Config struct {
+	In, Out    string // FIFO paths
+	StatusPath string
+	Create     bool        // make missing FIFOs (and their directory); else wait for them
+	Perm       os.FileMode // mode of FIFOs made here
+
+	Mode    string // "stream" or "exec"
+	Program string
+	Args    []string
+	// Credential, if set, is the uid and gid children run as.
+	Credential *syscall.Credential
+
+	Restart       child.Policy
+	MaxRestarts   int
+	RestartWindow time.Duration
+	BackoffMin    time.Duration
+	BackoffMax    time.Duration
+	StopSignal    syscall.Signal
+	StopTimeout   time.Duration
+
+	// Exec mode.
+	Timeout       time.Duration
+	MaxConcurrent int
+	MaxRequest    int
+	AllowArgs     bool
+
+	Log *slog.Logger
+	// Forward carries the signals to pass on to the children's process groups.
+	Forward <-chan os.Signal
+}
+
+// flushGrace bounds how long a stopping agent waits for a reader to take the
+// last output of a child before it gives up on it, so that a stop is
+// honoured within the stop timeout plus one second.
+const flushGrace = 500 * time.Millisecond
+
+// spec is how every child of cfg starts, less its stdio.
+func (cfg *Config) spec() child.Spec {
+	return child.Spec{Program: cfg.Program, Args: cfg.Args, Credential: cfg.Credential}
+}

@@ -1,0 +1,182 @@
+package bridge
+
+import (
+	"context"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// stream is stream mode: one supervised child, restarted by policy, wired to
+// the same FIFOs each time.
+type stream struct {
+	cfg    *Config
+	reaper *child.Reaper
+	src    *fifo.Source
+	sink   *fifo.Sink
+	poke   func() // the status changed
+
+	sup  *child.Supervisor
+	feed *feeder
+	cur  *wiring
+	ctx  context.Context // of run; done means stopping
+}
+
+func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *stream {
+	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src)}
+	s.sup = &child.Supervisor{
+		Reaper:      reaper,
+		Log:         cfg.Log,
+		Start:       s.start,
+		Exited:      func(*child.Process) { s.unwire(s.ctx) },
+		Changed:     poke,
+		Policy:      cfg.Restart,
+		MaxRestarts: cfg.MaxRestarts,
+		Window:      cfg.RestartWindow,
+		BackoffMin:  cfg.BackoffMin,
+		BackoffMax:  cfg.BackoffMax,
+		StopSignal:  cfg.StopSignal,
+		StopTimeout: cfg.StopTimeout,
+	}
+	return s
+}
+
+// wiring is what connects one child to the FIFOs.
+type wiring struct {
+	stdin, back *os.File      // stdin pipe: agent's write end, and its read end kept for leftovers
+	stdout      *os.File      // stdout pipe: agent's read end
+	copied      chan struct{} // closed when stdout is copied to its end
+}
+
+// run serves until the child ends for good or ctx is done. It closes src and
+// sink, and returns after every goroutine it started has ended.
+func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
+	cfg := s.cfg
+	s.ctx = ctx
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.feed.run() }()
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() { defer wg.Done(); s.forward(done) }()
+
+	st, err := s.sup.Run(ctx)
+
+	close(done)
+	s.feed.close()
+	s.src.Close() // wakes the feeder's Read
+	s.sink.Close()
+	wg.Wait()
+	if n := s.feed.held(); n > 0 {
+		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
+	}
+	return st, err
+}
+
+// forward passes signals to the child until done.
+func (s *stream) forward(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case sig := <-s.cfg.Forward:
+			s.sup.Signal(sig.(syscall.Signal))
+		}
+	}
+}
+
+// start starts one child on fresh pipes and wires them to the FIFOs.
+func (s *stream) start() (*child.Process, error) {
+	stdin, childIn, err := pipe(false)
+	if err != nil {
+		return nil, err
+	}
+	stdout, childOut, err := pipe(true)
+	if err != nil {
+		stdin.Close()
+		childIn.Close()
+		return nil, err
+	}
+	spec := s.cfg.spec()
+	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	p, err := s.reaper.Start(spec)
+	childOut.Close() // the child has it; holding it would hide its EOF
+	if err != nil {
+		stdin.Close()
+		childIn.Close()
+		stdout.Close()
+		return nil, err
+	}
+	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
+	go func() {
+		defer close(w.copied)
+		s.copyOut(stdout)
+	}()
+	s.feed.attach(stdin, childIn)
+	s.cur = w
+	return p, nil
+}
+
+// copyOut copies the child's stdout to the output FIFO until EOF, which comes
+// once the child and everything that shared its stdout are gone.
+func (s *stream) copyOut(stdout *os.File) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := stdout.Read(buf)
+		if n > 0 {
+			if _, werr := s.sink.Write(buf[:n]); werr != nil {
+				s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// unwire disconnects the child that ended: its unread input is kept for the
+// next one, and its last output is delivered. While stopping, the output gets
+// flushGrace to find a reader, then is given up.
+func (s *stream) unwire(ctx context.Context) {
+	w := s.cur
+	s.cur = nil
+	s.feed.detach()
+	select {
+	case <-w.copied:
+	case <-ctx.Done():
+		t := time.NewTimer(flushGrace)
+		select {
+		case <-w.copied:
+		case <-t.C:
+			s.sink.Close()
+			<-w.copied
+		}
+		t.Stop()
+	}
+	w.stdout.Close()
+	s.poke()
+}
+
+// snapshot is stream mode's part of the status file.
+func (s *stream) snapshot() Status {
+	snap := s.sup.Snapshot()
+	st := Status{State: string(snap.State)}
+	if st.State == "" {
+		st.State = string(child.StateStarting)
+	}
+	st.Child = ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
+	if snap.LastExit != nil {
+		st.Child.LastExit = &LastExit{
+			Code:   snap.LastExit.Code(),
+			Signal: child.SignalName(snap.LastExit.Signal()),
+			At:     snap.LastAt.UTC(),
+		}
+	}
+	return st
+}

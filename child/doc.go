@@ -1,0 +1,21 @@
+// Package child starts, signals, reaps, supervises and stops process trees
+// for an agent that may run as PID 1.
+//
+// Guarantees:
+//
+//   - One goroutine of a Reaper calls wait4 for the whole process. It reaps
+//     every process that ends up as a child (orphans included, as PID 1 or as
+//     a child subreaper) and hands each started child's status to its
+//     Process, even when the child exits before Start returns. Nothing else
+//     in the program may call wait4, exec.Cmd.Wait or os.Process.Wait.
+//   - A child starts with exactly the descriptors 0, 1 and 2 it is given:
+//     MarkInheritedCloseOnExec makes every inherited descriptor above 2
+//     close-on-exec, and Go opens everything else with O_CLOEXEC.
+//   - A child runs in its own process group and gets SIGKILL when the agent
+//     dies: it is forked from one goroutine locked to an OS thread that lives
+//     as long as the Reaper, since PR_SET_PDEATHSIG fires when the forking
+//     thread, not the process, exits.
+//   - Stop signals a child's whole tree (its process group, its descendants
+//     and the orphans it left to the agent), waits, then SIGKILLs what is
+//     left, and returns only when none of it is running.
+package child

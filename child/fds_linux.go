@@ -1,0 +1,60 @@
+package child
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// MarkInheritedCloseOnExec makes every descriptor above 2 that the process
+// holds close-on-exec, so that nothing inherited from whoever started the
+// agent reaches a child. It also points any of 0, 1 and 2 that is closed at
+// /dev/null, so that no later open lands there by accident. Call it first
+// thing, before any child starts.
+func MarkInheritedCloseOnExec() error {
+	for fd := 0; fd <= 2; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == unix.EBADF {
+			null, err := unix.Open("/dev/null", unix.O_RDWR, 0)
+			if err != nil {
+				return fmt.Errorf("open /dev/null for fd %d: %w", fd, err)
+			}
+			if null != fd {
+				unix.Dup3(null, fd, 0)
+				unix.Close(null)
+			}
+		}
+	}
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list /proc/self/fd: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("list /proc/self/fd: %w", err)
+	}
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The directory's own descriptor is gone by now: EBADF is fine.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return fmt.Errorf("set close-on-exec on fd %d: %w", fd, err)
+		}
+	}
+	return nil
+}
+
+// CountDescriptors returns how many descriptors the process has open.
+func CountDescriptors() int {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	return len(names) - 1 // less the directory itself
+}

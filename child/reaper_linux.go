@@ -1,0 +1,139 @@
+package child
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reaper owns wait4 for the whole process: it reaps every child that ends,
+// supervised or orphaned, and is the only way to start children.
+type Reaper struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	running map[int]*Process // started and not yet reaped
+	orphans uint64           // reaped processes nobody started
+
+	sigs  chan os.Signal
+	spawn chan spawnRequest
+	quit  chan struct{}
+	wg    sync.WaitGroup
+
+	procPID int // our pid as /proc sees it; differs when /proc is another namespace's
+}
+
+// NewReaper starts reaping. Unless the process is PID 1 it asks the kernel to
+// make it a child subreaper, so orphans of its children come to it; a refusal
+// is logged as a warning. SIGCHLD is registered before any child can start.
+func NewReaper(log *slog.Logger) *Reaper {
+	r := &Reaper{
+		log:     log,
+		running: make(map[int]*Process),
+		sigs:    make(chan os.Signal, 64),
+		spawn:   make(chan spawnRequest),
+		quit:    make(chan struct{}),
+		procPID: procSelfPID(),
+	}
+	if os.Getpid() != 1 {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			log.Warn("cannot become a child subreaper; orphans of children will not be reaped here", "err", err)
+		}
+	}
+	if r.procPID != os.Getpid() {
+		log.Warn("/proc belongs to another PID namespace; stopping a tree reaches only its process group",
+			"pid", os.Getpid(), "proc_pid", r.procPID)
+	}
+	signal.Notify(r.sigs, syscall.SIGCHLD)
+	r.wg.Add(2)
+	go r.reapLoop()
+	go r.spawnLoop()
+	return r
+}
+
+// Close stops reaping and waits for the Reaper's goroutines. Call it after
+// every started child has been reaped: the children's parent-death signal is
+// tied to the spawning thread, which goes away with it.
+func (r *Reaper) Close() {
+	signal.Stop(r.sigs)
+	close(r.quit)
+	r.wg.Wait()
+	r.reap()
+}
+
+// Orphans returns how many processes the Reaper reaped that it had not started.
+func (r *Reaper) Orphans() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.orphans
+}
+
+func (r *Reaper) reapLoop() {
+	defer r.wg.Done()
+	// A missed or coalesced SIGCHLD must not leave zombies: look again now
+	// and then even without one.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-r.sigs:
+		case <-tick.C:
+		}
+		r.reap()
+	}
+}
+
+// reap collects every exited child; several exits may share one SIGCHLD.
+func (r *Reaper) reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+		// Start holds mu from fork until the pid is registered, so a child
+		// that exits at once is still found here.
+		r.mu.Lock()
+		p := r.running[pid]
+		delete(r.running, pid)
+		if p == nil {
+			r.orphans++
+		}
+		r.mu.Unlock()
+		if p != nil {
+			p.exit(ExitStatus{ws: ws})
+		} else {
+			r.log.Debug("reaped orphan", "pid", pid, "status", ExitStatus{ws: ws}.String())
+		}
+	}
+}
+
+// supervised reports whether pid is a started child not yet reaped.
+func (r *Reaper) supervised(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running[pid] != nil
+}
+
+// groups returns the process groups of the running children other than p.
+func (r *Reaper) otherGroups(p *Process) map[int]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := make(map[int]bool, len(r.running))
+	for pid, q := range r.running {
+		if q != p {
+			g[pid] = true
+		}
+	}
+	return g
+}

@@ -1,0 +1,149 @@
+package child
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Spec says how to start a child.
+type Spec struct {
+	// Program is the name or path of the executable; a name without a slash
+	// is looked up in PATH.
+	Program string
+	// Args are the arguments after the program name.
+	Args []string
+	// Env is the environment; nil means the agent's own.
+	Env []string
+	// Dir is the working directory; "" means the agent's own.
+	Dir string
+	// Stdin, Stdout and Stderr become the child's descriptors 0, 1 and 2,
+	// its only ones. Fd is called on them, which puts them in blocking mode:
+	// pass the child's ends, not ones the agent polls.
+	Stdin, Stdout, Stderr *os.File
+	// Credential, if set, is the uid and gid the child runs as.
+	Credential *syscall.Credential
+}
+
+// Process is a started child.
+type Process struct {
+	Pid     int
+	Started time.Time
+
+	done   chan struct{}
+	status ExitStatus
+}
+
+// Done is closed when the child has been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Status is how the child ended; valid once Done is closed.
+func (p *Process) Status() ExitStatus {
+	<-p.done
+	return p.status
+}
+
+// Signal sends sig to the child's process group.
+func (p *Process) Signal(sig syscall.Signal) error {
+	err := syscall.Kill(-p.Pid, sig)
+	if err == syscall.ESRCH {
+		select {
+		case <-p.done:
+			return os.ErrProcessDone
+		default:
+		}
+		err = syscall.Kill(p.Pid, sig)
+	}
+	return err
+}
+
+func (p *Process) exit(s ExitStatus) {
+	p.status = s
+	close(p.done)
+}
+
+type spawnRequest struct {
+	path  string
+	argv  []string
+	attr  *syscall.ProcAttr
+	reply chan spawnResult
+}
+
+type spawnResult struct {
+	p   *Process
+	err error
+}
+
+// Start starts a child as the Spec says, in its own process group, with
+// SIGKILL as its parent-death signal.
+func (r *Reaper) Start(spec Spec) (*Process, error) {
+	path, err := exec.LookPath(spec.Program)
+	if err != nil {
+		return nil, &StartError{Program: spec.Program, Err: err}
+	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	req := spawnRequest{
+		path: path,
+		argv: append([]string{spec.Program}, spec.Args...),
+		attr: &syscall.ProcAttr{
+			Dir:   spec.Dir,
+			Env:   env,
+			Files: []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()},
+			Sys: &syscall.SysProcAttr{
+				Setpgid:    true,
+				Pdeathsig:  syscall.SIGKILL,
+				Credential: spec.Credential,
+			},
+		},
+		reply: make(chan spawnResult, 1),
+	}
+	select {
+	case r.spawn <- req:
+	case <-r.quit:
+		return nil, &StartError{Program: spec.Program, Err: fmt.Errorf("reaper closed")}
+	}
+	res := <-req.reply
+	// The descriptors were dup'ed into the child; keep the files alive until then.
+	runtime.KeepAlive(spec.Stdin)
+	runtime.KeepAlive(spec.Stdout)
+	runtime.KeepAlive(spec.Stderr)
+	if res.err != nil {
+		return nil, &StartError{Program: spec.Program, Err: res.err}
+	}
+	return res.p, nil
+}
+
+// spawnLoop forks every child from one locked OS thread, which lives until
+// Close, so that the children's parent-death signal fires only when the
+// agent itself dies.
+func (r *Reaper) spawnLoop() {
+	defer r.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case req := <-r.spawn:
+			req.reply <- r.fork(req)
+		}
+	}
+}
+
+func (r *Reaper) fork(req spawnRequest) spawnResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pid, err := syscall.ForkExec(req.path, req.argv, req.attr)
+	if err != nil {
+		return spawnResult{err: err}
+	}
+	p := &Process{Pid: pid, Started: time.Now(), done: make(chan struct{})}
+	r.running[pid] = p
+	return spawnResult{p: p}
+}

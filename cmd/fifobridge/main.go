@@ -1,0 +1,38 @@
+// Command fifobridge bridges named pipes to a supervised command-line child
+// and serves as a container's init. See README.md for the interface.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `usage:
+  fifobridge run    [flags] -- PROGRAM [ARG...]   the agent (container entrypoint)
+  fifobridge version
+
+Run "fifobridge run -h" for the flags.
+`
+
+func main() {
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+func dispatch(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return run(args[1:])
+	case "version", "-version", "--version":
+		fmt.Println(versionString())
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Print(usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "fifobridge: unknown command %q\n%s", args[0], usage)
+	return exitUsage
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge"
+	"github.com/fifobridge/fifobridge/child"
+)
+
+// run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
+func run(args []string) int {
+	// Before anything is opened or started: nothing inherited reaches a child.
+	if err := child.MarkInheritedCloseOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
+		return exitUsage
+	}
+	cfg, err := runConfig(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
+		return exitUsage
+	}
+
+	// Signals are registered before the first child starts.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT,
+		syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	forward := make(chan os.Signal, 16)
+	cfg.Forward = forward
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		for sig := range sigs {
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT:
+				cfg.Log.Info("stop requested", "signal", child.SignalName(sig.(syscall.Signal)))
+				stop()
+			default:
+				select {
+				case forward <- sig:
+				default:
+					cfg.Log.Warn("signal dropped: too many pending", "signal", sig.String())
+				}
+			}
+		}
+	}()
+
+	st, err := bridge.Run(ctx, cfg)
+	var startErr *child.StartError
+	switch {
+	case errors.As(err, &startErr):
+		cfg.Log.Error("cannot start the program", "err", err)
+		return startErr.Code()
+	case err != nil:
+		cfg.Log.Error("agent failed", "err", err)
+		return exitUsage
+	}
+	cfg.Log.Info("exiting", "code", st.Code())
+	return st.Code()
+}
+
+// runConfig reads the flags and environment of `run`.
+func runConfig(args []string) (*bridge.Config, error) {
+	fs := flag.NewFlagSet("fifobridge run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		dir         = fs.String("dir", "/run/fifobridge", "directory of the FIFOs, the status file and replies/")
+		in          = fs.String("in", "", "input FIFO path (default DIR/in)")
+		out         = fs.String("out", "", "output FIFO path (default DIR/out)")
+		create      = fs.Bool("create", true, "create the directory and missing FIFOs, remove on exit those created; false: wait until both exist")
+		perm        = modeFlag(0o660)
+		mode        = fs.String("mode", "stream", "stream: one long-lived child; exec: one child per request")
+		restart     = fs.String("restart", "on-failure", "stream mode: never, on-failure or always")
+		maxRestarts = fs.Int("max-restarts", 5, "give up after this many restarts inside -restart-window (negative: never give up)")
+		window      = fs.Duration("restart-window", 60*time.Second, "window for -max-restarts; a child that ran longer resets the backoff")
+		backoffMin  = fs.Duration("backoff-min", 100*time.Millisecond, "first restart delay")
+		backoffMax  = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
+		stopSignal  = fs.String("stop-signal", "TERM", "signal that asks a child to stop")
+		stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
+		timeout     = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
+		concurrent  = fs.Int("max-concurrent", 4, "exec mode: children running at once")
+		maxRequest  = sizeFlag(1 << 20)
+		allowArgs   = fs.Bool("allow-args", false, "exec mode: let requests append args to PROGRAM's argv")
+		statusPath  = fs.String("status", "", "status file (default DIR/status.json)")
+		logFormat   = fs.String("log-format", "text", "text or json")
+		logLevel    = fs.String("log-level", "info", "debug, info, warn or error")
+	)
+	fs.Var(&perm, "perm", "mode of FIFOs it creates")
+	fs.Var(&maxRequest, "max-request", "largest request line accepted")
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fmt.Println("usage: fifobridge run [flags] -- PROGRAM [ARG...]")
+			fs.PrintDefaults()
+		}
+		return nil, err
+	}
+	log, err := newLogger(os.Stderr, *logFormat, *logLevel)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &bridge.Config{
+		In:            orDefault(*in, filepath.Join(*dir, "in")),
+		Out:           orDefault(*out, filepath.Join(*dir, "out")),
+		StatusPath:    orDefault(*statusPath, filepath.Join(*dir, "status.json")),
+		Create:        *create,
+		Perm:          os.FileMode(perm),
+		Mode:          *mode,
+		MaxRestarts:   *maxRestarts,
+		RestartWindow: *window,
+		BackoffMin:    *backoffMin,
+		BackoffMax:    *backoffMax,
+		StopTimeout:   *stopTimeout,
+		Timeout:       *timeout,
+		MaxConcurrent: *concurrent,
+		MaxRequest:    int(maxRequest),
+		AllowArgs:     *allowArgs,
+		Log:           log,
+	}
+	if cfg.Restart, err = child.ParsePolicy(*restart); err != nil {
+		return nil, err
+	}
+	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
+		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
+	}
+	switch {
+	case *mode != "stream" && *mode != "exec":
+		return nil, fmt.Errorf("invalid -mode %q: want stream or exec", *mode)
+	case *mode == "exec":
+		return nil, fmt.Errorf("-mode exec is not available in this build")
+	case *window <= 0, *backoffMin <= 0, *backoffMax < *backoffMin:
+		return nil, fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
+	case *stopTimeout < 0, *timeout < 0:
+		return nil, fmt.Errorf("invalid duration: -stop-timeout and -timeout must not be negative")
+	case *concurrent < 1:
+		return nil, fmt.Errorf("invalid -max-concurrent %d: want at least 1", *concurrent)
+	case fs.NArg() == 0:
+		return nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
+	}
+	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
+	return cfg, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
