@@ -1,0 +1,228 @@
+package child
+
+import (
+	"context"
+	"fmt"
+		"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func mark(t *testing.T) string {
+	return strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + fmt.Sprint(time.Now().UnixNano())
+}
+
+func waitStatus(t *testing.T, p *Process) ExitStatus {
+	t.Helper()
+	select {
+	case <-p.Done():
+		return p.Status()
+	case <-time.After(10 * time.Second):
+		t.Fatalf("pid %d did not exit", p.Pid)
+		return ExitStatus{}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		helper string
+		arg    string
+		code   int
+		sig    syscall.Signal
+	}{
+		{"exit", "0", 0, 0},
+		{"exit", "1", 1, 0},
+		{"exit", "42", 42, 0},
+		{"exit", "255", 255, 0},
+		{"kill", "KILL", 137, syscall.SIGKILL},
+		{"kill", "TERM", 143, syscall.SIGTERM},
+	} {
+		t.Run(tc.helper+" "+tc.arg, func(t *testing.T) {
+			m := mark(t)
+			p, err := testReaper.Start(helperSpec(t, m, tc.helper, tc.arg))
+			require.NoError(t, err)
+			st := waitStatus(t, p)
+			require.Equal(t, tc.code, st.Code())
+			require.Equal(t, tc.sig, st.Signal())
+			checkGone(t, m)
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "noexec")
+	require.NoError(t, os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644))
+	for _, tc := range []struct {
+		program string
+		code    int
+	}{
+		{filepath.Join(dir, "missing"), 127},
+		{"fifobridge-no-such-program", 127},
+		{noexec, 126},
+		{dir, 126},
+	} {
+		t.Run(filepath.Base(tc.program), func(t *testing.T) {
+			spec := helperSpec(t, mark(t), "exit", "0")
+			spec.Program = tc.program
+			_, err := testReaper.Start(spec)
+			var se *StartError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, tc.code, se.Code(), "%v", err)
+		})
+	}
+}
+
+func TestChildGetsOnlyStdio(t *testing.T) {
+	// A descriptor inherited without close-on-exec, as from a careless parent.
+	fd, err := syscall.Dup(0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	require.NoError(t, MarkInheritedCloseOnExec())
+
+	// The child is not a Go program: the Go runtime opens descriptors of
+	// its own, which would hide what the child inherited.
+	spec := helperSpec(t, mark(t), "")
+	spec.Program, spec.Args = "sleep", []string{"30"}
+	p, err := testReaper.Start(spec)
+	require.NoError(t, err)
+	defer testReaper.Stop(p, syscall.SIGKILL, 0)
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.Pid))
+	require.NoError(t, err)
+	var fds []string
+	for _, e := range ents {
+		fds = append(fds, e.Name())
+	}
+	require.Equal(t, []string{"0", "1", "2"}, fds)
+}
+
+func TestStatusNeverLost(t *testing.T) {
+	// Children exit at once, many at a time, together with orphans they
+	// leave behind; each status must reach its own Process.
+	m := mark(t)
+	var procs []*Process
+	for i := 0; i < 30; i++ {
+		p, err := testReaper.Start(helperSpec(t, m, "orphans", "5", fmt.Sprint(i)))
+		require.NoError(t, err)
+		procs = append(procs, p)
+	}
+	for i, p := range procs {
+		require.Equal(t, i, waitStatus(t, p).Code())
+	}
+	checkGone(t, m)
+	require.NotZero(t, testReaper.Orphans(), "orphans come to the subreaper and are reaped")
+}
+
+func TestStop(t *testing.T) {
+	t.Run("tree of a running child, TERM ignored, killed after the timeout", func(t *testing.T) {
+		m := mark(t)
+		p, err := testReaper.Start(helperSpec(t, m, "tree", "stay"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return len(marked(m)) == 4 }, 5*time.Second, 10*time.Millisecond)
+		st := testReaper.Stop(p, syscall.SIGTERM, 300*time.Millisecond)
+		require.Equal(t, 143, st.Code(), "the child itself dies of TERM")
+		require.Empty(t, marked(m), "Stop returns only when the whole tree is gone")
+		checkGone(t, m)
+	})
+	t.Run("what a child left behind after it exited", func(t *testing.T) {
+		m := mark(t)
+		p, err := testReaper.Start(helperSpec(t, m, "tree", "leave"))
+		require.NoError(t, err)
+		require.Equal(t, 0, waitStatus(t, p).Code())
+		require.NotEmpty(t, marked(m), "sleepers outlive the child")
+		st := testReaper.Stop(p, syscall.SIGTERM, 200*time.Millisecond)
+		require.Equal(t, 0, st.Code())
+		checkGone(t, m)
+	})
+	t.Run("a child that ignores TERM gets KILL", func(t *testing.T) {
+		m := mark(t)
+		p, err := testReaper.Start(helperSpec(t, m, "ignoreterm"))
+		require.NoError(t, err)
+		time.Sleep(100 * time.Millisecond) // let it ignore TERM
+		st := testReaper.Stop(p, syscall.SIGTERM, 200*time.Millisecond)
+		require.Equal(t, 137, st.Code())
+		checkGone(t, m)
+	})
+}
+
+func TestSupervisor(t *testing.T) {
+	run := func(t *testing.T, policy Policy, helper, arg string, maxRestarts int) (ExitStatus, []time.Time) {
+		m := mark(t)
+		var starts []time.Time
+		s := &Supervisor{
+			Reaper: testReaper, Log: testReaper.log,
+			Start: func() (*Process, error) {
+				starts = append(starts, time.Now())
+				return testReaper.Start(helperSpec(t, m, helper, arg))
+			},
+			Policy: policy, MaxRestarts: maxRestarts, Window: time.Minute,
+			BackoffMin: 50 * time.Millisecond, BackoffMax: time.Second,
+			StopSignal: syscall.SIGTERM, StopTimeout: time.Second,
+		}
+		st, err := s.Run(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, StateStopped, s.Snapshot().State)
+		require.Equal(t, len(starts), s.Snapshot().Starts)
+		require.Equal(t, len(starts)-1, s.Snapshot().Restarts)
+		checkGone(t, m)
+		return st, starts
+	}
+	t.Run("on-failure gives up after max restarts with doubling backoff", func(t *testing.T) {
+		st, starts := run(t, RestartOnFailure, "exit", "3", 3)
+		require.Equal(t, 3, st.Code())
+		require.Len(t, starts, 4)
+		for i := 1; i < len(starts); i++ {
+			gap := starts[i].Sub(starts[i-1])
+			require.GreaterOrEqual(t, gap, 50*time.Millisecond<<(i-1), "restart %d came too early", i)
+		}
+	})
+	t.Run("on-failure stops after success", func(t *testing.T) {
+		st, starts := run(t, RestartOnFailure, "exit", "0", 3)
+		require.Equal(t, 0, st.Code())
+		require.Len(t, starts, 1)
+	})
+	t.Run("never", func(t *testing.T) {
+		st, starts := run(t, RestartNever, "exit", "7", 3)
+		require.Equal(t, 7, st.Code())
+		require.Len(t, starts, 1)
+	})
+	t.Run("always restarts after success", func(t *testing.T) {
+		st, starts := run(t, RestartAlways, "exit", "0", 2)
+		require.Equal(t, 0, st.Code())
+		require.Len(t, starts, 3)
+	})
+	t.Run("stop during backoff returns the last status", func(t *testing.T) {
+		m := mark(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		s := &Supervisor{
+			Reaper: testReaper, Log: testReaper.log,
+			Start: func() (*Process, error) {
+				defer time.AfterFunc(100*time.Millisecond, cancel)
+				return testReaper.Start(helperSpec(t, m, "exit", "9"))
+			},
+			Policy: RestartOnFailure, MaxRestarts: -1, Window: time.Minute,
+			BackoffMin: time.Hour, BackoffMax: time.Hour, StopSignal: syscall.SIGTERM, StopTimeout: time.Second,
+		}
+		st, err := s.Run(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 9, st.Code())
+		checkGone(t, m)
+	})
+}
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "sigint": syscall.SIGINT, "9": syscall.SIGKILL, "USR1": syscall.SIGUSR1} {
+		got, err := ParseSignal(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "NOPE", "0", "99"} {
+		_, err := ParseSignal(bad)
+		require.Error(t, err, bad)
+	}
+}

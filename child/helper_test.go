@@ -1,0 +1,144 @@
+package child
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testReaper is the one Reaper of the test process: it owns wait4, so no
+// test here may use exec.Cmd.Wait.
+var testReaper *Reaper
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv("CHILD_TEST_HELPER"); name != "" {
+		runHelper(name, os.Args[1:])
+		return
+	}
+	testReaper = NewReaper(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	code := m.Run()
+	testReaper.Close()
+	os.Exit(code)
+}
+
+// helperSpec starts the test binary as the named helper, marked with mark
+// in its environment so that it and everything it starts can be found.
+func helperSpec(t *testing.T, mark, name string, args ...string) Spec {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		Program: exe,
+		Args:    args,
+		Env:     []string{"CHILD_TEST_HELPER=" + name, "CHILD_TEST_MARK=" + mark},
+		Stdin:   devNull(t),
+		Stdout:  devNull(t),
+		Stderr:  os.Stderr,
+	}
+}
+
+func devNull(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// marked lists the live processes whose environment holds mark.
+func marked(mark string) []int {
+	var pids []int
+	for _, p := range processes() {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
+		if err == nil && bytes.Contains(env, []byte("CHILD_TEST_MARK="+mark+"\x00")) {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
+}
+
+// zombies lists processes in state Z whose parent is this test process.
+func zombies() []int {
+	var pids []int
+	d, _ := os.ReadDir("/proc")
+	for _, e := range d {
+		if p, ok := readProc(e.Name()); ok && p.state == 'Z' && p.ppid == os.Getpid() {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
+}
+
+// checkGone fails the test if a marked process or a zombie child is left.
+func checkGone(t *testing.T, mark string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && (len(marked(mark)) > 0 || len(zombies()) > 0) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+	if z := zombies(); len(z) > 0 {
+		t.Errorf("zombies left: %v", z)
+	}
+}
+
+// runHelper is the body of a helper process.
+func runHelper(name string, args []string) {
+	switch name {
+	case "exit":
+		n, _ := strconv.Atoi(args[0])
+		os.Exit(n)
+	case "kill":
+		sig, _ := ParseSignal(args[0])
+		syscall.Kill(os.Getpid(), sig)
+		time.Sleep(time.Minute)
+	case "sleep":
+		time.Sleep(time.Minute)
+	case "ignoreterm":
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Minute)
+	case "tree": // sleepers in the group, one in its own session; then exit or stay
+		self, _ := os.Executable()
+		for i := 0; i < 3; i++ {
+			c := exec.Command(self)
+			c.Env = append(os.Environ(), "CHILD_TEST_HELPER=ignoreterm")
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: i == 2}
+			c.Start()
+		}
+		if args[0] == "stay" {
+			time.Sleep(time.Minute)
+		}
+	case "orphans": // N processes that exit at the same moment as this one
+		n, _ := strconv.Atoi(args[0])
+		self, _ := os.Executable()
+		at := time.Now().Add(200 * time.Millisecond)
+		for i := 0; i < n; i++ {
+			c := exec.Command(self, strconv.FormatInt(at.UnixNano(), 10))
+			c.Env = append(os.Environ(), "CHILD_TEST_HELPER=exitat")
+			c.Start()
+		}
+		time.Sleep(time.Until(at))
+		code, _ := strconv.Atoi(args[1])
+		os.Exit(code)
+	case "exitat":
+		ns, _ := strconv.ParseInt(args[0], 10, 64)
+		time.Sleep(time.Until(time.Unix(0, ns)))
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
+		os.Exit(2)
+	}
+}
