@@ -64,37 +64,70 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	}
 
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		follow := func(path string) {
-			var end interface {
-				Reopen(bool, os.FileMode) (bool, bool, error)
-			} = src
-			if path == filepath.Clean(cfg.Out) {
-				end = sink
-			}
-			changed, made, err := end.Reopen(cfg.Create, cfg.Perm)
-			switch {
-			case err != nil && !errors.Is(err, fifo.ErrClosed):
-				cfg.Log.Error("fifo replaced by something else; still serving the old one", "path", path, "err", err)
-			case changed:
-				cfg.Log.Info("fifo replaced; serving the new one", "path", path, "created", made)
-			}
-			if made {
-				a.addCreated(path)
-			}
-		}
-		if err := fifo.Watch(watchCtx, follow, cfg.In, cfg.Out); err != nil {
-			cfg.Log.Warn("not following fifo replacements", "err", err)
-		}
-	}()
 	defer stopWatch()
+	wg.Add(1)
+	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
 	s := newStream(cfg, reaper, src, sink, status.Poke)
 	a.setSource(s.snapshot)
 	return s.run(ctx)
+}
+
+// remakeDelay is how long a FIFO may be missing before the agent (with
+// Create) makes it again. Someone who removes a FIFO to replace it has this
+// long to make theirs, so their mkfifo does not fail for ours.
+const remakeDelay = time.Second
+
+// reopener is a FIFO end that follows its path.
+type reopener interface {
+	Reopen(create bool, perm os.FileMode) (changed, created bool, err error)
+}
+
+// follow keeps src and sink on the FIFOs their paths name until ctx is done:
+// a replaced FIFO is served in place of the old one, and with Create a
+// missing one is made again after remakeDelay.
+func (a *agent) follow(ctx context.Context, src, sink reopener) {
+	cfg := a.cfg
+	ends := map[string]reopener{filepath.Clean(cfg.In): src, filepath.Clean(cfg.Out): sink}
+	reopen := func(path string, create bool) {
+		changed, made, err := ends[path].Reopen(create, cfg.Perm)
+		switch {
+		case err != nil && !errors.Is(err, fifo.ErrClosed):
+			cfg.Log.Error("fifo path holds something else; still serving the old fifo", "path", path, "err", err)
+		case changed:
+			cfg.Log.Info("fifo replaced; serving the new one", "path", path, "created", made)
+		}
+		if made {
+			a.addCreated(path)
+		}
+	}
+	var wg sync.WaitGroup
+	if cfg.Create {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(remakeDelay)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				for path := range ends {
+					if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+						reopen(path, true)
+					}
+				}
+			}
+		}()
+	}
+	err := fifo.Watch(ctx, func(path string) { reopen(path, false) }, cfg.In, cfg.Out)
+	if err != nil {
+		cfg.Log.Warn("not following fifo replacements", "err", err)
+	}
+	wg.Wait()
 }
 
 // agent holds what the status file reports across modes.

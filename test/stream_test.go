@@ -64,7 +64,7 @@ func TestStreamRoundTrip(t *testing.T) {
 func TestByteExactStream(t *testing.T) {
 	const size = 64 << 20
 	data := make([]byte, size)
-	rand.New(rand.NewChaCha8([32]byte{1, 2, 3})).Read(data)
+	rand.NewChaCha8([32]byte{1, 2, 3}).Read(data)
 	want := sha256.Sum256(data)
 	// The reader hangs up after these many bytes in total.
 	cuts := []int{1, 4096 + 7, 65536, 5_000_011, 17<<20 + 3, 33 << 20, 50_000_017, size - 1}
