@@ -3,7 +3,7 @@ package child
 import (
 	"context"
 	"fmt"
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
