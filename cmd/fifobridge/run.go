@@ -34,7 +34,9 @@ func run(args []string) int {
 
 	// Signals are registered before the first child starts.
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT,
+	// SIGPIPE is caught, not ignored: an ignored signal would stay ignored in
+	// the children, and caught, a log reader that went away cannot kill us.
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE,
 		syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
 	forward := make(chan os.Signal, 16)
@@ -47,6 +49,7 @@ func run(args []string) int {
 			case syscall.SIGTERM, syscall.SIGINT:
 				cfg.Log.Info("stop requested", "signal", child.SignalName(sig.(syscall.Signal)))
 				stop()
+			case syscall.SIGPIPE:
 			default:
 				select {
 				case forward <- sig:
