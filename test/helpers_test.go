@@ -63,13 +63,17 @@ func helperKillSelf(args []string) int {
 func helperIgnoreTerm([]string) int {
 	signal.Ignore(syscall.SIGTERM)
 	fmt.Println("ready")
-	select {}
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // sleep: say "ready" and sleep until killed.
 func helperSleep([]string) int {
 	fmt.Println("ready")
-	select {}
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // signals: print the name of every HUP, QUIT, USR1, USR2, WINCH and TERM it

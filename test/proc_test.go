@@ -149,12 +149,17 @@ func holders(paths ...string) map[int][]string {
 	return out
 }
 
+// cmdline returns the command line of pid, arguments joined by spaces.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
+
 func describe(procs []procStat) string {
 	var b strings.Builder
 	for _, p := range procs {
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
 		fmt.Fprintf(&b, "\n  pid %d ppid %d pgrp %d sid %d state %c (%s) %q",
-			p.pid, p.ppid, p.pgrp, p.session, p.state, p.comm, strings.ReplaceAll(string(cmd), "\x00", " "))
+			p.pid, p.ppid, p.pgrp, p.session, p.state, p.comm, cmdline(p.pid))
 	}
 	return b.String()
 }

@@ -43,8 +43,18 @@ func run(args []string) int {
 	cfg.Forward = forward
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	done := make(chan struct{})
+	relayed := make(chan struct{})
+	defer func() { close(done); <-relayed }()
 	go func() {
-		for sig := range sigs {
+		defer close(relayed)
+		for {
+			var sig os.Signal
+			select {
+			case <-done:
+				return
+			case sig = <-sigs:
+			}
 			switch sig {
 			case syscall.SIGTERM, syscall.SIGINT:
 				cfg.Log.Info("stop requested", "signal", child.SignalName(sig.(syscall.Signal)))
