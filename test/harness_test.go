@@ -171,6 +171,9 @@ func (a *agent) cleanup() {
 			<-a.done
 		}
 	}
+	if out := a.stdout(); out != "" {
+		t.Errorf("agent wrote on its stdout (logs belong on stderr):\n%s", out)
+	}
 	if t.Failed() {
 		t.Logf("agent %q exited with %d\nstderr:\n%s\nstdout:\n%s", a.cmd.Args, a.code, a.stderr(), a.stdout())
 	}

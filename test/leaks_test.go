@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,14 +36,15 @@ func marker(t *testing.T) string {
 
 // checkLeaks makes sure that, when t ends, nothing t started is still
 // running (no live process carries its marker) and, when countFDs is set,
-// that this process has as many open descriptors as now. Call it first in
-// every test that starts processes or opens files, so that its check runs
-// after every other cleanup; pass countFDs=false in parallel tests.
+// that this process has as many open descriptors and goroutines as now.
+// Call it first in every test that starts processes or opens files, so that
+// its check runs after every other cleanup; pass countFDs=false in parallel
+// tests.
 func checkLeaks(t *testing.T, countFDs bool) {
 	t.Helper()
-	before, beforeList := -1, ""
+	before, beforeList, goroutines := -1, "", 0
 	if countFDs {
-		before, beforeList = fdCount("self"), fdTargets("self")
+		before, beforeList, goroutines = fdCount("self"), fdTargets("self"), runtime.NumGoroutine()
 	}
 	m := marker(t)
 	t.Cleanup(func() {
@@ -58,6 +60,11 @@ func checkLeaks(t *testing.T, countFDs bool) {
 			if !eventually(2*time.Second, func() bool { after = fdCount("self"); return after == before }) {
 				t.Errorf("test process has %d open descriptors after the test, %d before\nbefore:\n%safter:\n%s",
 					after, before, beforeList, fdTargets("self"))
+			}
+			var n int
+			if !eventually(2*time.Second, func() bool { n = runtime.NumGoroutine(); return n <= goroutines }) {
+				buf := make([]byte, 1<<20)
+				t.Errorf("%d goroutines after the test, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
 			}
 		}
 	})
@@ -99,4 +106,13 @@ func requirePrivileged(t *testing.T, why string) {
 		t.Fatalf("%s: %v", why, privileged.err)
 	}
 	t.Skipf("%s: %v", why, privileged.err)
+}
+
+// requireOneLine fails t unless stderr holds exactly one non-empty line.
+func requireOneLine(t *testing.T, what, stderr string) {
+	t.Helper()
+	s := strings.TrimSpace(stderr)
+	if n := len(strings.Split(s, "\n")); s == "" || n != 1 {
+		t.Errorf("%s wrote %d lines on stderr, want one clear line:\n%s", what, n, stderr)
+	}
 }

@@ -23,6 +23,8 @@ const (
 	markerEnv = "FIFOBRIDGE_TEST_RUN"
 	// privilegedEnv turns skips of privileged tests into failures.
 	privilegedEnv = "FIFOBRIDGE_REQUIRE_PRIVILEGED"
+	// binaryEnv names a fifobridge binary to test instead of building one.
+	binaryEnv = "FIFOBRIDGE_TEST_BINARY"
 )
 
 var (
@@ -49,14 +51,18 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 
-	agentBin = filepath.Join(tmp, "fifobridge")
-	build := exec.Command("go", "build", "-o", agentBin, "github.com/fifobridge/fifobridge/cmd/fifobridge")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout = os.Stderr
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build fifobridge: %v\n", err)
-		return 1
+	// FIFOBRIDGE_TEST_BINARY runs the suite against a binary built
+	// elsewhere (a release, or a deliberately broken build).
+	if agentBin = os.Getenv(binaryEnv); agentBin == "" {
+		agentBin = filepath.Join(tmp, "fifobridge")
+		build := exec.Command("go", "build", "-o", agentBin, "github.com/fifobridge/fifobridge/cmd/fifobridge")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout = os.Stderr
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build fifobridge: %v\n", err)
+			return 1
+		}
 	}
 
 	if selfBin, err = os.Executable(); err != nil {
