@@ -35,17 +35,21 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); status.run(statusCtx) }()
+	prepared := false
 	defer func() {
 		stopStatus()
 		wg.Wait()
 		a.setState(child.StateStopped)
-		if err := status.write(); err != nil {
+		// An agent that could not even prepare its directory reports that
+		// alone, not also the status file it could not write there.
+		if err := status.write(); err != nil && prepared {
 			cfg.Log.Warn("cannot write the status file", "err", err)
 		}
 	}()
 
 	err := a.prepare(ctx)
 	defer a.removeCreated()
+	prepared = err == nil
 	if err != nil {
 		if ctx.Err() != nil {
 			cfg.Log.Info("stopped while waiting for the fifos")
@@ -69,9 +73,20 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
-	s := newStream(cfg, reaper, src, sink, status.Poke)
-	a.setSource(s.snapshot)
-	return s.run(ctx)
+	var m mode = newStream(cfg, reaper, src, sink, status.Poke)
+	if cfg.Mode == "exec" {
+		m = newExecMode(cfg, reaper, src, sink, status.Poke)
+	}
+	a.setSource(m.snapshot)
+	return m.run(ctx)
+}
+
+// mode is stream or exec mode. run serves until the work is over or ctx is
+// done, closes the FIFO ends it was given, and returns after every goroutine
+// and child it started is gone.
+type mode interface {
+	run(ctx context.Context) (child.ExitStatus, error)
+	snapshot() Status
 }
 
 // remakeDelay is how long a FIFO may be missing before the agent (with
@@ -201,6 +216,17 @@ func (a *agent) prepare(ctx context.Context) error {
 	}
 	for _, p := range []string{cfg.In, cfg.Out, cfg.StatusPath} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("make directory: %w", err)
+		}
+	}
+	if cfg.Mode == "exec" {
+		// Clients of any user make their reply FIFOs here; like /tmp, the
+		// sticky bit keeps them from removing each other's.
+		replies := filepath.Join(cfg.Dir, "replies")
+		if err := os.MkdirAll(replies, 0o755); err != nil {
+			return fmt.Errorf("make directory: %w", err)
+		}
+		if err := os.Chmod(replies, 0o1777); err != nil {
 			return fmt.Errorf("make directory: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 // Config is everything `fifobridge run` is told.
 type Config struct {
+	Dir        string // holds replies/ in exec mode
 	In, Out    string // FIFO paths
 	StatusPath string
 	Create     bool        // make missing FIFOs (and their directory); else wait for them

@@ -125,6 +125,7 @@ func runConfig(args []string) (*bridge.Config, error) {
 		return nil, err
 	}
 	cfg := &bridge.Config{
+		Dir:           *dir,
 		In:            orDefault(*in, filepath.Join(*dir, "in")),
 		Out:           orDefault(*out, filepath.Join(*dir, "out")),
 		StatusPath:    orDefault(*statusPath, filepath.Join(*dir, "status.json")),
@@ -151,8 +152,6 @@ func runConfig(args []string) (*bridge.Config, error) {
 	switch {
 	case *mode != "stream" && *mode != "exec":
 		return nil, fmt.Errorf("invalid -mode %q: want stream or exec", *mode)
-	case *mode == "exec":
-		return nil, fmt.Errorf("-mode exec is not available in this build")
 	case *window <= 0, *backoffMin <= 0, *backoffMax < *backoffMin:
 		return nil, fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
 	case *stopTimeout < 0, *timeout < 0:

@@ -1,0 +1,133 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+)
+
+// Request is one exec-mode request, as a JSON object on one line.
+type Request struct {
+	ID       string   `json:"id,omitempty"`
+	Stdin    string   `json:"stdin,omitempty"`
+	StdinB64 []byte   `json:"stdin_b64,omitempty"`
+	Args     []string `json:"args,omitempty"`
+	Timeout  string   `json:"timeout,omitempty"`
+	Reply    string   `json:"reply,omitempty"`
+}
+
+// replyName is what a reply FIFO may be called inside DIR/replies.
+var replyName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// ValidReplyName reports whether name may name a reply FIFO.
+func ValidReplyName(name string) bool {
+	return replyName.MatchString(name) && name != "." && name != ".."
+}
+
+// parsedRequest is a request line understood, with its stdin in bytes.
+type parsedRequest struct {
+	Request
+	stdin   []byte
+	timeout time.Duration
+}
+
+// parseRequest reads one request line (without its newline). A line that
+// begins with '{' is a JSON object; any other line is plain text whose bytes
+// plus "\n" are the stdin. On error the returned request still carries the id
+// and reply the line named, when it could be read that far.
+func parseRequest(line []byte) (parsedRequest, error) {
+	var r parsedRequest
+	if len(line) == 0 || line[0] != '{' {
+		r.stdin = append(append(make([]byte, 0, len(line)+1), line...), '\n')
+		return r, nil
+	}
+	if err := json.Unmarshal(line, &r.Request); err != nil {
+		// Salvage the id and reply, so the error reaches the right reader.
+		var head struct{ ID, Reply string }
+		if json.Unmarshal(line, &head) == nil {
+			r.ID, r.Reply = head.ID, head.Reply
+		}
+		return r, fmt.Errorf("invalid request: %s", jsonError(err))
+	}
+	if r.Reply != "" && !ValidReplyName(r.Reply) {
+		name := r.Reply
+		r.Reply = ""
+		return r, fmt.Errorf("invalid reply name %q: want 1 to 128 of A-Z a-z 0-9 . _ - naming a fifo in replies/", name)
+	}
+	if r.Stdin != "" && r.StdinB64 != nil {
+		return r, errors.New("invalid request: give stdin or stdin_b64, not both")
+	}
+	r.stdin = []byte(r.Stdin)
+	if r.StdinB64 != nil {
+		r.stdin = r.StdinB64
+	}
+	if r.Timeout != "" {
+		d, err := time.ParseDuration(r.Timeout)
+		if err != nil || d <= 0 {
+			return r, fmt.Errorf("invalid timeout %q: want a positive duration such as 5s", r.Timeout)
+		}
+		r.timeout = d
+	}
+	return r, nil
+}
+
+func jsonError(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("bad JSON at byte %d: %v", se.Offset, err)
+	}
+	return err.Error()
+}
+
+// errTooLong reports a request line longer than the limit; the line has
+// been read and discarded up to its newline.
+type errTooLong struct{ limit int }
+
+func (e errTooLong) Error() string {
+	return fmt.Sprintf("request exceeds -max-request (%d bytes)", e.limit)
+}
+
+// lineReader splits a stream into lines of at most max bytes, however the
+// writer split them. It never holds more than max bytes of one line.
+type lineReader struct {
+	r    *bufio.Reader
+	max  int
+	line []byte
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its newline. The slice is valid until
+// the next call. A line over max is skipped whole and reported as
+// errTooLong; other errors come from the underlying reader.
+func (l *lineReader) next() ([]byte, error) {
+	l.line = l.line[:0]
+	tooLong := false
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if len(l.line)+len(chunk) > l.max+1 || (len(l.line)+len(chunk) == l.max+1 && !bytes.HasSuffix(chunk, []byte{'\n'})) {
+			tooLong = true
+			l.line = l.line[:0]
+		} else if !tooLong {
+			l.line = append(l.line, chunk...)
+		}
+		switch {
+		case err == nil:
+			if tooLong {
+				return nil, errTooLong{l.max}
+			}
+			return l.line[:len(l.line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
