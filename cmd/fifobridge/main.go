@@ -9,9 +9,11 @@ import (
 
 const usage = `usage:
   fifobridge run    [flags] -- PROGRAM [ARG...]   the agent (container entrypoint)
+  fifobridge send   [flags] [TEXT...]             send one exec-mode request
+  fifobridge health [flags]                       exit 0 when the agent is healthy
   fifobridge version
 
-Run "fifobridge run -h" for the flags.
+Run "fifobridge COMMAND -h" for the flags.
 `
 
 func main() {
@@ -26,6 +28,10 @@ func dispatch(args []string) int {
 	switch args[0] {
 	case "run":
 		return run(args[1:])
+	case "send":
+		return send(args[1:])
+	case "health":
+		return health(args[1:])
 	case "version", "-version", "--version":
 		fmt.Println(versionString())
 		return 0

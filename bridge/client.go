@@ -1,0 +1,209 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// ErrNoAgent is returned by Send when no agent reads the input FIFO.
+var ErrNoAgent = errors.New("no agent is reading")
+
+// RejectedError is an error frame the agent answered a request with.
+type RejectedError struct{ Msg string }
+
+func (e *RejectedError) Error() string { return "request rejected: " + e.Msg }
+
+// Sent is the outcome of a request that ran.
+type Sent struct {
+	Code     int
+	Signal   string
+	TimedOut bool
+}
+
+// Send sends stdin as one exec-mode request to the agent serving dir, with a
+// private reply FIFO in dir/replies, and copies the child's stdout and
+// stderr to stdout and stderr byte for byte. timeout (0: none) is passed to
+// the agent as the request's limit. Send never waits forever on an open: an
+// absent agent is ErrNoAgent at once, and when the agent goes away while the
+// request runs Send returns. The reply FIFO is removed before Send returns,
+// whatever happens, including ctx being cancelled.
+func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Duration, stdout, stderr io.Writer) (Sent, error) {
+	in := filepath.Join(dir, "in")
+	replies := filepath.Join(dir, "replies")
+	if err := os.MkdirAll(replies, 0o755); err != nil {
+		return Sent{}, fmt.Errorf("make %s: %w", replies, err)
+	}
+	name, err := replyFIFOName()
+	if err != nil {
+		return Sent{}, err
+	}
+	path := filepath.Join(replies, name)
+	if _, err := fifo.Make(path, 0o600); err != nil {
+		return Sent{}, err
+	}
+	defer os.Remove(path)
+
+	// Held read-write, the reply FIFO has a reader before the request is
+	// sent, and never reads EOF between the agent's writes.
+	reply, err := fifo.OpenSource(path)
+	if err != nil {
+		return Sent{}, err
+	}
+	defer reply.Close()
+
+	line, err := requestLine(id, name, stdin, timeout)
+	if err != nil {
+		return Sent{}, err
+	}
+	if err := writeRequest(ctx, in, line); err != nil {
+		return Sent{}, err
+	}
+
+	// Reading stops on cancellation (Close wakes it) and when the agent
+	// stops reading its input FIFO, which is how its death shows.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	gone := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if watchAgent(watchCtx, in) {
+			close(gone)
+		}
+		reply.Close()
+	}()
+	defer func() { stopWatch(); <-watched }()
+
+	dec := json.NewDecoder(reply)
+	for {
+		var f Frame
+		if err := dec.Decode(&f); err != nil {
+			select {
+			case <-gone:
+				return Sent{}, fmt.Errorf("the agent went away: %w reading %s", ErrNoAgent, in)
+			default:
+			}
+			if ctx.Err() != nil {
+				return Sent{}, ctx.Err()
+			}
+			return Sent{}, fmt.Errorf("read reply %s: %w", path, err)
+		}
+		switch f.Type {
+		case FrameStdout:
+			if _, err := stdout.Write(f.Bytes()); err != nil {
+				return Sent{}, fmt.Errorf("write stdout: %w", err)
+			}
+		case FrameStderr:
+			stderr.Write(f.Bytes())
+		case FrameError:
+			return Sent{}, &RejectedError{Msg: f.Error}
+		case FrameExit:
+			s := Sent{Signal: f.Signal, TimedOut: f.TimedOut}
+			if f.Code != nil {
+				s.Code = *f.Code
+			}
+			return s, nil
+		}
+	}
+}
+
+func replyFIFOName() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make reply name: %w", err)
+	}
+	return fmt.Sprintf("send-%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil
+}
+
+func requestLine(id, reply string, stdin []byte, timeout time.Duration) ([]byte, error) {
+	r := Request{ID: id, Reply: reply}
+	if utf8.Valid(stdin) {
+		r.Stdin = string(stdin)
+	} else {
+		r.StdinB64 = stdin
+	}
+	if timeout > 0 {
+		r.Timeout = timeout.String()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// writeRequest writes line to the input FIFO at in as one piece: senders
+// take an exclusive flock on the FIFO, so lines longer than PIPE_BUF from
+// concurrent senders do not interleave.
+func writeRequest(ctx context.Context, in string, line []byte) error {
+	w, err := fifo.OpenWriterNow(in)
+	switch {
+	case errors.Is(err, fifo.ErrNoReader):
+		return fmt.Errorf("%w %s", ErrNoAgent, in)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w %s (it does not exist)", ErrNoAgent, in)
+	}
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	stop := context.AfterFunc(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", in, err)
+	}
+	for {
+		var lerr error
+		rc.Control(func(fd uintptr) { lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB) })
+		if lerr == nil {
+			break
+		}
+		if !errors.Is(lerr, unix.EWOULDBLOCK) {
+			return fmt.Errorf("lock %s: %w", in, lerr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	if _, err := w.Write(line); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("write request to %s: %w", in, err)
+	}
+	return nil // closing w releases the lock
+}
+
+// watchAgent returns true when no process reads the input FIFO any more,
+// false when ctx is done first.
+func watchAgent(ctx context.Context, in string) bool {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		w, err := fifo.OpenWriterNow(in)
+		if err != nil {
+			return true
+		}
+		w.Close()
+	}
+}
