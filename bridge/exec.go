@@ -83,9 +83,15 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 		if req.ID == "" {
 			req.ID = e.newID()
 		}
+		// Even a request that is refused is answered on its reply FIFO
+		// when it names a usable one: that is where its sender listens.
 		var reply *os.File
-		if err == nil && req.Reply != "" {
-			reply, err = e.openReply(req.Reply)
+		if req.Reply != "" && ValidReplyName(req.Reply) {
+			var rerr error
+			reply, rerr = e.openReply(req.Reply)
+			if err == nil {
+				err = rerr
+			}
 		}
 		if err == nil && len(req.Args) > 0 && !e.cfg.AllowArgs {
 			err = errors.New("args given but the agent runs without -allow-args")

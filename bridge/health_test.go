@@ -1,0 +1,33 @@
+package bridge
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckHealth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	now := time.Now()
+	write := func(s Status) {
+		require.NoError(t, WriteStatus(path, s))
+	}
+	require.ErrorContains(t, CheckHealth(path, now), "no such file")
+
+	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
+	require.NoError(t, CheckHealth(path, now))
+	write(Status{PID: os.Getpid(), State: "backoff", UpdatedAt: now})
+	require.NoError(t, CheckHealth(path, now))
+
+	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now.Add(-time.Minute)})
+	require.ErrorContains(t, CheckHealth(path, now), "stale")
+	write(Status{PID: 1 << 22, State: "running", UpdatedAt: now})
+	require.ErrorContains(t, CheckHealth(path, now), "not running")
+	write(Status{PID: os.Getpid(), State: "stopped", UpdatedAt: now})
+	require.ErrorContains(t, CheckHealth(path, now), "stopped")
+	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
+	require.Error(t, CheckHealth(path, now))
+}
