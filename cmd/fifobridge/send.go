@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge"
+	"github.com/fifobridge/fifobridge/child"
 )
 
 // Exit codes of send besides the child's own.
@@ -60,8 +61,23 @@ func send(args []string) int {
 
 	// INT and TERM end the request early; Send removes its reply FIFO
 	// before it returns.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	var caught syscall.Signal
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		select {
+		case sig := <-sigs:
+			caught = sig.(syscall.Signal)
+			interrupt()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { interrupt(); <-relayed }()
 	if *timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *timeout+sendGrace)
@@ -73,8 +89,9 @@ func send(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", *timeout)
 		return exitTimedOut
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(os.Stderr, "fifobridge send: interrupted")
-		return 130
+		<-relayed // caught is set before the cancel that got us here
+		fmt.Fprintf(os.Stderr, "fifobridge send: interrupted by SIG%s\n", child.SignalName(caught))
+		return 128 + int(caught)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge
