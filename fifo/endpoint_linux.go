@@ -15,9 +15,10 @@ import (
 type endpoint struct {
 	path string
 
-	mu     sync.Mutex
-	cur    *os.File
-	closed bool
+	mu      sync.Mutex
+	cur     *os.File
+	retired []*os.File // replaced FIFOs, oldest first, until emptied
+	closed  bool
 }
 
 func (e *endpoint) open() error {
@@ -75,21 +76,46 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	}
 	old := e.cur
 	e.cur = f
+	e.retired = append(e.retired, old)
 	// Wake a Read or Write blocked on the old FIFO; it moves over to f.
 	old.SetDeadline(time.Unix(1, 0))
 	return true, created, nil
 }
 
-// closeCurrent marks the end closed and closes the current file, which wakes
-// a blocked Read or Write.
-func (e *endpoint) closeCurrent() (*os.File, error) {
+// oldest returns the oldest replaced FIFO not yet emptied, or nil.
+func (e *endpoint) oldest() *os.File {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.retired) == 0 {
+		return nil
+	}
+	return e.retired[0]
+}
+
+// retire closes f, the oldest replaced FIFO, once it is empty.
+func (e *endpoint) retire(f *os.File) {
+	e.mu.Lock()
+	if len(e.retired) > 0 && e.retired[0] == f {
+		e.retired = e.retired[1:]
+	}
+	e.mu.Unlock()
+	f.Close()
+}
+
+// closeAll marks the end closed and closes every file, which wakes a blocked
+// Read or Write.
+func (e *endpoint) closeAll() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	e.closed = true
-	return e.cur, e.cur.Close()
+	for _, f := range e.retired {
+		f.Close()
+	}
+	e.retired = nil
+	return e.cur.Close()
 }
 
 // readBuffered reads from f whatever is buffered in the pipe now, without

@@ -320,3 +320,54 @@ func TestDrain(t *testing.T) {
 	w.Write([]byte("left over"))
 	require.Equal(t, "left over", string(Drain(r)))
 }
+
+func TestReplacedTwice(t *testing.T) {
+	replace := func(t *testing.T, p string) {
+		t.Helper()
+		tmp := p + ".new"
+		_, err := Make(tmp, 0o600)
+		require.NoError(t, err)
+		require.NoError(t, os.Rename(tmp, p))
+	}
+	t.Run("source reads every replaced FIFO in order", func(t *testing.T) {
+		p := newFIFO(t)
+		checkLeaks(t)
+		src, err := OpenSource(p)
+		require.NoError(t, err)
+		defer src.Close()
+		for _, s := range []string{"A", "B", "C"} {
+			writeTo(t, p, s)
+			if s != "C" {
+				replace(t, p)
+				_, _, err := src.Reopen(false, 0)
+				require.NoError(t, err)
+			}
+		}
+		got := make([]byte, 3)
+		_, err = io.ReadFull(src, got)
+		require.NoError(t, err)
+		require.Equal(t, "ABC", string(got))
+	})
+	t.Run("sink carries every replaced FIFO over in order", func(t *testing.T) {
+		p := newFIFO(t)
+		checkLeaks(t)
+		sink, err := OpenSink(p)
+		require.NoError(t, err)
+		defer sink.Close()
+		for _, s := range []string{"A", "B"} {
+			_, err := sink.Write([]byte(s))
+			require.NoError(t, err)
+			replace(t, p)
+			_, _, err = sink.Reopen(false, 0)
+			require.NoError(t, err)
+		}
+		require.NoError(t, sink.CarryOver(), "bytes move without waiting for the next Write")
+		r, err := OpenReaderNow(p)
+		require.NoError(t, err)
+		defer r.Close()
+		got := make([]byte, 2)
+		_, err = io.ReadFull(r, got)
+		require.NoError(t, err)
+		require.Equal(t, "AB", string(got))
+	})
+}

@@ -13,8 +13,7 @@ import (
 // one Write runs at a time, so a Write is never interleaved with another.
 type Sink struct {
 	endpoint
-	wmu  sync.Mutex
-	last *os.File // the file Write used last; owned by Write
+	wmu sync.Mutex
 }
 
 // OpenSink opens the existing FIFO at path as a Sink. It never blocks.
@@ -23,12 +22,11 @@ func OpenSink(path string) (*Sink, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	s.last = s.cur
 	return s, nil
 }
 
 // Write writes all of p, waiting while the FIFO is full. After Reopen, bytes
-// that no reader had taken from the replaced FIFO are moved to the new one
+// that no reader had taken from replaced FIFOs are moved to the new one
 // first, so nothing is lost or repeated. It returns ErrClosed once Close was
 // called.
 func (s *Sink) Write(p []byte) (int, error) {
@@ -37,21 +35,36 @@ func (s *Sink) Write(p []byte) (int, error) {
 	return s.write(p)
 }
 
+// CarryOver moves the bytes no reader took from replaced FIFOs to the current
+// one now, rather than with the next Write. It waits while the FIFO is full.
+func (s *Sink) CarryOver() error {
+	_, err := s.Write(nil)
+	return err
+}
+
 func (s *Sink) write(p []byte) (int, error) {
 	written := 0
+	var carried []byte // from replaced FIFOs: goes before the rest of p
 	for {
 		f, err := s.current()
 		if err != nil {
 			return written, err
 		}
-		if f != s.last {
-			carried := Drain(s.last)
-			s.last.Close()
-			s.last = f
-			if _, err := s.write(carried); err != nil {
+		for old := s.oldest(); old != nil; old = s.oldest() {
+			// What is in a replaced FIFO was written before what is
+			// still to be written.
+			carried = append(Drain(old), carried...)
+			s.retire(old)
+		}
+		if len(carried) > 0 {
+			n, err := f.Write(carried)
+			carried = carried[n:]
+			if err != nil && os.IsTimeout(err) {
+				continue // Reopen woke us
+			}
+			if err != nil {
 				return written, err
 			}
-			continue
 		}
 		if written == len(p) {
 			return written, nil
@@ -59,7 +72,7 @@ func (s *Sink) write(p []byte) (int, error) {
 		n, err := f.Write(p[written:])
 		written += n
 		if err != nil && os.IsTimeout(err) {
-			continue // Reopen or Close woke us
+			continue // Reopen woke us
 		}
 		if err != nil {
 			if _, cerr := s.current(); cerr != nil {
@@ -73,15 +86,4 @@ func (s *Sink) write(p []byte) (int, error) {
 // Close closes the Sink and wakes a blocked Write, which returns ErrClosed.
 // Bytes still in the pipe buffer stay there for as long as a reader has the
 // FIFO open.
-func (s *Sink) Close() error {
-	cur, err := s.closeCurrent()
-	if err != nil {
-		return err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.last != cur {
-		s.last.Close()
-	}
-	return nil
-}
+func (s *Sink) Close() error { return s.closeAll() }

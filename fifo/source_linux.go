@@ -12,8 +12,7 @@ import (
 // different goroutines; one Read runs at a time.
 type Source struct {
 	endpoint
-	rmu  sync.Mutex
-	last *os.File // the file Read used last; owned by Read
+	rmu sync.Mutex
 }
 
 // OpenSource opens the existing FIFO at path as a Source. It never blocks.
@@ -22,13 +21,12 @@ func OpenSource(path string) (*Source, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	s.last = s.cur
 	return s, nil
 }
 
 // Read reads the next bytes written to the FIFO. After Reopen, bytes still
-// buffered in the replaced FIFO are returned before those of the new one.
-// It returns ErrClosed once Close was called.
+// buffered in replaced FIFOs are returned first, oldest FIFO first. It
+// returns ErrClosed once Close was called.
 func (s *Source) Read(p []byte) (int, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -37,16 +35,16 @@ func (s *Source) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if f != s.last {
-			if n := readBuffered(s.last, p); n > 0 {
+		if old := s.oldest(); old != nil {
+			if n := readBuffered(old, p); n > 0 {
 				return n, nil
 			}
-			s.last.Close()
-			s.last = f
+			s.retire(old)
+			continue
 		}
 		n, err := f.Read(p)
 		if err != nil && os.IsTimeout(err) {
-			continue // Reopen or Close woke us
+			continue // Reopen woke us
 		}
 		if err != nil {
 			if _, cerr := s.current(); cerr != nil {
@@ -58,15 +56,4 @@ func (s *Source) Read(p []byte) (int, error) {
 }
 
 // Close closes the Source and wakes a blocked Read, which returns ErrClosed.
-func (s *Source) Close() error {
-	cur, err := s.closeCurrent()
-	if err != nil {
-		return err
-	}
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	if s.last != cur {
-		s.last.Close()
-	}
-	return nil
-}
+func (s *Source) Close() error { return s.closeAll() }
