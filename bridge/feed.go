@@ -9,16 +9,22 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
+// feedLimit is how many bytes the feeder reads ahead of the child. Past it,
+// the feeder stops reading, and writers of the input FIFO wait
+// (backpressure).
+const feedLimit = 64 << 10
+
 // feeder moves bytes from the input FIFO to the stdin of whichever child is
 // attached. Between children it holds what it read; when a child is
 // detached, the bytes left unread in its stdin pipe are taken back and go,
-// in order, to the next child.
+// in order, to the next child. One goroutine reads, one writes, so that
+// bytes taken back are delivered even when no new input comes.
 type feeder struct {
 	src io.Reader
-	buf []byte
 
 	mu      sync.Mutex
 	cond    sync.Cond
+	store   []byte   // pending's buffer, reused whenever pending empties
 	pending []byte   // read from src, not yet written to a child
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
 	back    *os.File // the same pipe's read end, kept to recover leftovers
@@ -27,26 +33,54 @@ type feeder struct {
 }
 
 func newFeeder(src io.Reader) *feeder {
-	f := &feeder{src: src, buf: make([]byte, 64<<10)}
+	f := &feeder{src: src, store: make([]byte, 0, 2*feedLimit)}
+	f.pending = f.store
 	f.cond.L = &f.mu
 	return f
 }
 
-// run feeds until src fails (it is closed) or close is called.
+// run feeds until close is called and src fails (the caller closes it). It
+// returns after both of its goroutines.
 func (f *feeder) run() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.writeLoop() }()
+	f.readLoop()
+	f.mu.Lock()
+	f.closed = true
+	f.cond.Broadcast()
+	f.mu.Unlock()
+	wg.Wait()
+}
+
+func (f *feeder) readLoop() {
+	buf := make([]byte, feedLimit)
+	for {
+		f.mu.Lock()
+		for len(f.pending) >= feedLimit && !f.closed {
+			f.cond.Wait()
+		}
+		closed := f.closed
+		f.mu.Unlock()
+		if closed {
+			return
+		}
+		n, err := f.src.Read(buf)
+		f.mu.Lock()
+		f.pending = append(f.pending, buf[:n]...)
+		f.cond.Broadcast()
+		f.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (f *feeder) writeLoop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for !f.closed {
-		if len(f.pending) == 0 {
-			f.mu.Unlock()
-			n, err := f.src.Read(f.buf)
-			f.mu.Lock()
-			if err != nil {
-				return
-			}
-			f.pending = f.buf[:n]
-		}
-		for f.stdin == nil && !f.closed {
+	for {
+		for (len(f.pending) == 0 || f.stdin == nil) && !f.closed {
 			f.cond.Wait()
 		}
 		if f.closed {
@@ -58,7 +92,12 @@ func (f *feeder) run() {
 		n, _ := w.Write(data) // fails only when detach wakes it
 		f.mu.Lock()
 		f.writing = false
+		// The reader only appends, and detach only prepends while no
+		// Write is under way, so the first n bytes are still data's.
 		f.pending = f.pending[n:]
+		if len(f.pending) == 0 {
+			f.pending = f.store[:0]
+		}
 		f.cond.Broadcast()
 	}
 }
@@ -94,7 +133,7 @@ func (f *feeder) detach() {
 	back.Close()
 }
 
-// close stops run once its current Read returns; the caller closes src.
+// close ends run once src's current Read returns; the caller closes src.
 func (f *feeder) close() {
 	f.mu.Lock()
 	f.closed = true

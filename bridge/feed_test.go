@@ -60,3 +60,39 @@ func countFDs(t *testing.T) int {
 	require.NoError(t, err)
 	return len(ents) - 1
 }
+
+func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
+	before := countFDs(t)
+	src, srcW, err := os.Pipe()
+	require.NoError(t, err)
+	f := newFeeder(src)
+	done := make(chan struct{})
+	go func() { defer close(done); f.run() }()
+
+	stdin1, back1 := childPipe(t)
+	f.attach(stdin1, back1)
+	_, err = srcW.Write([]byte("a\nb\nc\n"))
+	require.NoError(t, err)
+	// The first child takes one line and exits.
+	line := make([]byte, 2)
+	_, err = io.ReadFull(back1, line)
+	require.NoError(t, err)
+	require.Equal(t, "a\n", string(line))
+	require.Eventually(t, func() bool { return f.held() == 0 }, 5*time.Second, time.Millisecond)
+	f.detach()
+	require.Equal(t, 4, f.held(), "the unread lines are taken back")
+
+	stdin2, back2 := childPipe(t)
+	f.attach(stdin2, back2)
+	rest := make([]byte, 4)
+	_, err = io.ReadFull(back2, rest)
+	require.NoError(t, err)
+	require.Equal(t, "b\nc\n", string(rest), "the next child gets them with no new input")
+
+	f.detach()
+	f.close()
+	srcW.Close()
+	<-done
+	src.Close()
+	require.Equal(t, before, countFDs(t), "descriptors left open")
+}
