@@ -47,7 +47,11 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		}
 	}()
 
+	// No child exists yet to forward signals to: drop them, rather than
+	// deliver them late to a child that never asked.
+	stopDropping := a.dropSignals()
 	err := a.prepare(ctx)
+	stopDropping()
 	defer a.removeCreated()
 	prepared = err == nil
 	if err != nil {
@@ -102,9 +106,11 @@ type reopener interface {
 // follow keeps src and sink on the FIFOs their paths name until ctx is done:
 // a replaced FIFO is served in place of the old one, and with Create a
 // missing one is made again after remakeDelay.
-func (a *agent) follow(ctx context.Context, src, sink reopener) {
+func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 	cfg := a.cfg
 	ends := map[string]reopener{filepath.Clean(cfg.In): src, filepath.Clean(cfg.Out): sink}
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	reopen := func(path string, create bool) {
 		changed, made, err := ends[path].Reopen(create, cfg.Perm)
 		switch {
@@ -112,18 +118,24 @@ func (a *agent) follow(ctx context.Context, src, sink reopener) {
 			cfg.Log.Error("fifo path holds something else; still serving the old fifo", "path", path, "err", err)
 		case changed:
 			cfg.Log.Info("fifo replaced; serving the new one", "path", path, "created", made)
+			if ends[path] == reopener(sink) {
+				// Output waiting in the old FIFO moves now, not with the
+				// child's next write; closing the sink ends the wait.
+				wg.Add(1)
+				go func() { defer wg.Done(); sink.CarryOver() }()
+			}
 		}
 		if made {
 			a.addCreated(path)
 		}
 	}
-	var wg sync.WaitGroup
 	if cfg.Create {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := time.NewTicker(remakeDelay)
+			t := time.NewTicker(remakeDelay / 4)
 			defer t.Stop()
+			missing := map[string]time.Time{} // since when
 			for {
 				select {
 				case <-ctx.Done():
@@ -131,8 +143,13 @@ func (a *agent) follow(ctx context.Context, src, sink reopener) {
 				case <-t.C:
 				}
 				for path := range ends {
-					if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+					if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+						delete(missing, path)
+					} else if since, ok := missing[path]; !ok {
+						missing[path] = time.Now()
+					} else if time.Since(since) >= remakeDelay {
 						reopen(path, true)
+						delete(missing, path)
 					}
 				}
 			}
@@ -142,7 +159,24 @@ func (a *agent) follow(ctx context.Context, src, sink reopener) {
 	if err != nil {
 		cfg.Log.Warn("not following fifo replacements", "err", err)
 	}
-	wg.Wait()
+}
+
+// dropSignals discards forwarded signals until the returned func is called.
+func (a *agent) dropSignals() (stop func()) {
+	done := make(chan struct{})
+	dropped := make(chan struct{})
+	go func() {
+		defer close(dropped)
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-a.cfg.Forward:
+				a.cfg.Log.Info("signal not forwarded: no child yet", "signal", sig.String())
+			}
+		}
+	}()
+	return func() { close(done); <-dropped }
 }
 
 // agent holds what the status file reports across modes.
@@ -160,7 +194,7 @@ func (a *agent) snapshot() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := Status{State: string(a.state)}
-	if a.source != nil && a.state != child.StateStopped {
+	if a.source != nil {
 		s = a.source()
 	}
 	s.PID = os.Getpid()

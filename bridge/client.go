@@ -35,8 +35,8 @@ type Sent struct {
 
 // Send sends stdin as one exec-mode request to the agent serving dir, with a
 // private reply FIFO in dir/replies, and copies the child's stdout and
-// stderr to stdout and stderr byte for byte. timeout (0: none) is passed to
-// the agent as the request's limit. Send never waits forever on an open: an
+// stderr to stdout and stderr byte for byte. timeout (0: the agent's
+// default) is passed to the agent as the request's limit. Send never waits forever on an open: an
 // absent agent is ErrNoAgent at once, and when the agent goes away while the
 // request runs Send returns. The reply FIFO is removed before Send returns,
 // whatever happens, including ctx being cancelled.

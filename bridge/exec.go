@@ -73,7 +73,15 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 		line, err := lines.next()
 		var tooLong errTooLong
 		if errors.As(err, &tooLong) {
-			e.reject(e.newID(), nil, err)
+			id, name := salvageHead(tooLong.head)
+			if id == "" {
+				id = e.newID()
+			}
+			var reply *os.File
+			if ValidReplyName(name) {
+				reply, _ = e.openReply(name)
+			}
+			e.reject(id, reply, err)
 			continue
 		}
 		if err != nil {

@@ -12,13 +12,15 @@ import (
 )
 
 // Request is one exec-mode request, as a JSON object on one line.
+// Its fields encode in this order, id and reply first, so that even a line
+// too long to accept can be answered on its reply FIFO.
 type Request struct {
 	ID       string   `json:"id,omitempty"`
+	Reply    string   `json:"reply,omitempty"`
+	Timeout  string   `json:"timeout,omitempty"`
+	Args     []string `json:"args,omitempty"`
 	Stdin    string   `json:"stdin,omitempty"`
 	StdinB64 []byte   `json:"stdin_b64,omitempty"`
-	Args     []string `json:"args,omitempty"`
-	Timeout  string   `json:"timeout,omitempty"`
-	Reply    string   `json:"reply,omitempty"`
 }
 
 // replyName is what a reply FIFO may be called inside DIR/replies.
@@ -85,8 +87,40 @@ func jsonError(err error) string {
 }
 
 // errTooLong reports a request line longer than the limit; the line has
-// been read and discarded up to its newline.
-type errTooLong struct{ limit int }
+// been read and discarded up to its newline, all but its head.
+type errTooLong struct {
+	limit int
+	head  []byte // the line's first bytes, to find its id and reply
+}
+
+// headLen is how much of a too-long line is kept to answer it.
+const headLen = 1024
+
+// salvageHead reads the id and reply of a request from the first bytes of
+// its line, as far as they are members that come before the line was cut.
+func salvageHead(head []byte) (id, reply string) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return id, reply
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return id, reply
+		}
+		switch key {
+		case "id":
+			json.Unmarshal(v, &id)
+		case "reply":
+			json.Unmarshal(v, &reply)
+		}
+	}
+	return id, reply
+}
 
 func (e errTooLong) Error() string {
 	return fmt.Sprintf("request exceeds -max-request (%d bytes)", e.limit)
@@ -109,19 +143,20 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // errTooLong; other errors come from the underlying reader.
 func (l *lineReader) next() ([]byte, error) {
 	l.line = l.line[:0]
-	tooLong := false
+	var head []byte // set once the line is known to be too long
 	for {
 		chunk, err := l.r.ReadSlice('\n')
-		if len(l.line)+len(chunk) > l.max+1 || (len(l.line)+len(chunk) == l.max+1 && !bytes.HasSuffix(chunk, []byte{'\n'})) {
-			tooLong = true
+		if head == nil && (len(l.line)+len(chunk) > l.max+1 || (len(l.line)+len(chunk) == l.max+1 && !bytes.HasSuffix(chunk, []byte{'\n'}))) {
+			head = append(l.line, chunk...)
+			head = append([]byte(nil), head[:min(len(head), headLen)]...)
 			l.line = l.line[:0]
-		} else if !tooLong {
+		} else if head == nil {
 			l.line = append(l.line, chunk...)
 		}
 		switch {
 		case err == nil:
-			if tooLong {
-				return nil, errTooLong{l.max}
+			if head != nil {
+				return nil, errTooLong{limit: l.max, head: head}
 			}
 			return l.line[:len(l.line)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):

@@ -75,3 +75,20 @@ func TestLineReaderLargeLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ok", string(line))
 }
+
+func TestTooLongLineIsAnsweredOnItsReply(t *testing.T) {
+	line := `{"id":"big","reply":"send-1-ab","stdin":"` + strings.Repeat("x", 5000) + "\"}\n"
+	l := newLineReader(strings.NewReader(line+"next\n"), 1024)
+	_, err := l.next()
+	var tl errTooLong
+	require.ErrorAs(t, err, &tl)
+	id, reply := salvageHead(tl.head)
+	require.Equal(t, "big", id)
+	require.Equal(t, "send-1-ab", reply)
+	next, err := l.next()
+	require.NoError(t, err)
+	require.Equal(t, "next", string(next))
+
+	id, reply = salvageHead([]byte(`{"stdin":"xxxxxxxx`))
+	require.Empty(t, id+reply, "nothing to salvage past a cut value")
+}

@@ -122,8 +122,8 @@ func (s *stream) start() (*child.Process, error) {
 	return p, nil
 }
 
-// copyOut copies the child's stdout to the output FIFO until EOF, which comes
-// once the child and everything that shared its stdout are gone.
+// copyOut copies the child's stdout to the output FIFO until EOF, or until
+// unwire sets a read deadline; then it copies what is still in the pipe.
 func (s *stream) copyOut(stdout *os.File) {
 	buf := make([]byte, 64<<10)
 	for {
@@ -135,18 +135,26 @@ func (s *stream) copyOut(stdout *os.File) {
 			}
 		}
 		if err != nil {
-			return
+			break
+		}
+	}
+	if left := fifo.Drain(stdout); len(left) > 0 {
+		if _, err := s.sink.Write(left); err != nil {
+			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 		}
 	}
 }
 
-// unwire disconnects the child that ended: its unread input is kept for the
-// next one, and its last output is delivered. While stopping, the output gets
-// flushGrace to find a reader, then is given up.
+// unwire disconnects the child that ended, once its tree is gone: its unread
+// input is kept for the next one, and its last output is delivered. Nothing
+// waits for a process outside the tree that may still hold the child's
+// stdout. While stopping, the output gets flushGrace to find a reader, then
+// is given up.
 func (s *stream) unwire(ctx context.Context) {
 	w := s.cur
 	s.cur = nil
 	s.feed.detach()
+	w.stdout.SetReadDeadline(time.Unix(1, 0))
 	select {
 	case <-w.copied:
 	case <-ctx.Done():
@@ -160,7 +168,6 @@ func (s *stream) unwire(ctx context.Context) {
 		t.Stop()
 	}
 	w.stdout.Close()
-	s.poke()
 }
 
 // snapshot is stream mode's part of the status file.

@@ -25,7 +25,8 @@ type Reaper struct {
 	quit  chan struct{}
 	wg    sync.WaitGroup
 
-	procPID int // our pid as /proc sees it; differs when /proc is another namespace's
+	procPID   int            // our pid as /proc sees it; differs when /proc is another namespace's
+	inherited map[int]uint64 // children we had before any start (pid to start time): not ours to stop
 }
 
 // NewReaper starts reaping. Unless the process is PID 1 it asks the kernel to
@@ -43,6 +44,14 @@ func NewReaper(log *slog.Logger) *Reaper {
 	if os.Getpid() != 1 {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			log.Warn("cannot become a child subreaper; orphans of children will not be reaped here", "err", err)
+		}
+	}
+	// An entrypoint shell may have left background jobs before it exec'd
+	// the agent; they are its children, but no child's tree.
+	r.inherited = make(map[int]uint64)
+	for _, q := range processes() {
+		if q.ppid == r.procPID {
+			r.inherited[q.pid] = q.start
 		}
 	}
 	if r.procPID != os.Getpid() {

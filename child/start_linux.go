@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -33,8 +34,9 @@ type Process struct {
 	Pid     int
 	Started time.Time
 
-	done   chan struct{}
-	status ExitStatus
+	startTicks uint64 // start time in /proc, to tell its orphans from older processes
+	done       chan struct{}
+	status     ExitStatus
 }
 
 // Done is closed when the child has been reaped.
@@ -144,6 +146,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		return spawnResult{err: err}
 	}
 	p := &Process{Pid: pid, Started: time.Now(), done: make(chan struct{})}
+	if q, ok := readProc(strconv.Itoa(pid)); ok {
+		p.startTicks = q.start
+	}
 	r.running[pid] = p
 	return spawnResult{p: p}
 }

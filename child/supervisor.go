@@ -105,6 +105,10 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 	var restarts []time.Time // restart times inside the window
 	delay := s.BackoffMin
 	for {
+		if ctx.Err() != nil { // a stop came before the first start
+			s.setState(StateStopped)
+			return ExitStatus{}, nil
+		}
 		p, err := s.Start()
 		if err != nil {
 			s.setState(StateStopped)

@@ -12,6 +12,7 @@ import (
 type proc struct {
 	pid, ppid, pgid, sid int
 	state                byte
+	start                uint64 // clock ticks after boot
 }
 
 // readProc parses /proc/PID/stat. The command name may hold spaces and
@@ -26,7 +27,7 @@ func readProc(pid string) (proc, bool) {
 		return proc{}, false
 	}
 	f := bytes.Fields(b[i+2:])
-	if len(f) < 4 {
+	if len(f) < 20 {
 		return proc{}, false
 	}
 	p := proc{state: f[0][0]}
@@ -34,6 +35,7 @@ func readProc(pid string) (proc, bool) {
 	p.ppid, _ = strconv.Atoi(string(f[1]))
 	p.pgid, _ = strconv.Atoi(string(f[2]))
 	p.sid, _ = strconv.Atoi(string(f[3]))
+	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	return p, true
 }
 
@@ -73,7 +75,9 @@ func procSelfPID() int {
 
 // tree returns the pids of p's tree still running: members of its process
 // group, its descendants (also those that left the group with setsid), and
-// orphans reparented to the agent that belong to no other running child.
+// orphans reparented to the agent that started after p and belong to no
+// other running child. Processes the agent inherited (an entrypoint shell's
+// background jobs) started before p and are left alone.
 func (r *Reaper) tree(p *Process) []int {
 	if r.procPID != os.Getpid() {
 		return nil // pids in /proc are another namespace's; only the group is reachable
@@ -98,9 +102,10 @@ func (r *Reaper) tree(p *Process) []int {
 	for _, q := range all {
 		switch {
 		case q.pid == r.procPID:
-		case q.pid == p.Pid, q.pgid == p.Pid:
+		case q.pid == p.Pid && !r.exited(p), q.pgid == p.Pid:
 			add(q.pid)
-		case q.ppid == r.procPID && !others[q.pid] && !others[q.pgid] && !others[q.sid]:
+		case q.ppid == r.procPID && q.start >= p.startTicks && !r.isInherited(q) &&
+			!others[q.pid] && !others[q.pgid] && !others[q.sid]:
 			add(q.pid) // an orphan left to the agent
 		}
 	}
@@ -109,6 +114,11 @@ func (r *Reaper) tree(p *Process) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+func (r *Reaper) isInherited(q proc) bool {
+	start, ok := r.inherited[q.pid]
+	return ok && start == q.start
 }
 
 // signalTree sends sig to p's process group and to every process of its tree.

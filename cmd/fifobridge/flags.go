@@ -13,7 +13,8 @@ import (
 const exitUsage = 125
 
 // parseFlags parses args, then fills every flag not given on the command line
-// from FIFOBRIDGE_<NAME> in the environment: the command line wins.
+// from FIFOBRIDGE_<NAME> in the environment: the command line wins, and an
+// empty variable counts as unset.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -26,7 +27,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			return
 		}
 		name := envName(f.Name)
-		if v, ok := os.LookupEnv(name); ok {
+		// An empty variable counts as unset, as compose files often leave them.
+		if v := os.Getenv(name); v != "" {
 			if serr := fs.Set(f.Name, v); serr != nil {
 				err = fmt.Errorf("invalid value %q for %s: %v", v, name, serr)
 			}

@@ -144,7 +144,7 @@ func runConfig(args []string) (*bridge.Config, error) {
 		Log:           log,
 	}
 	if cfg.Restart, err = child.ParsePolicy(*restart); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid -restart: %w", err)
 	}
 	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)

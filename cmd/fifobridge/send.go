@@ -83,7 +83,18 @@ func send(args []string) int {
 		ctx, cancel = context.WithTimeout(ctx, *timeout+sendGrace)
 		defer cancel()
 	}
-	res, err := bridge.Send(ctx, *dir, *id, input, *timeout, os.Stdout, os.Stderr)
+	// Only a -timeout the user chose overrides the agent's own -timeout; the
+	// default is send's patience, not a limit for the child.
+	limit := time.Duration(0)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			limit = *timeout
+		}
+	})
+	if os.Getenv("FIFOBRIDGE_TIMEOUT") != "" {
+		limit = *timeout
+	}
+	res, err := bridge.Send(ctx, *dir, *id, input, limit, os.Stdout, os.Stderr)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", *timeout)
