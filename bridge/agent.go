@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -202,6 +203,7 @@ func (a *agent) snapshot() Status {
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
 	s.FDs = child.CountDescriptors()
+	s.Goroutines = runtime.NumGoroutine()
 	if a.state == child.StateStopped {
 		s.State = string(child.StateStopped)
 	}

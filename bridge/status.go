@@ -12,16 +12,19 @@ import (
 // Status is the content of the status file. Its JSON form is part of the
 // external contract.
 type Status struct {
-	PID       int         `json:"pid"`
-	Mode      string      `json:"mode"`
-	State     string      `json:"state"`
-	StartedAt time.Time   `json:"started_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	In        string      `json:"in"`
-	Out       string      `json:"out"`
-	FDs       int         `json:"fds"`
-	Child     ChildStatus `json:"child"`
-	Requests  Requests    `json:"requests"`
+	PID       int       `json:"pid"`
+	Mode      string    `json:"mode"`
+	State     string    `json:"state"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	In        string    `json:"in"`
+	Out       string    `json:"out"`
+	FDs       int       `json:"fds"`
+	// Goroutines is the agent's goroutine count, for leak checks; not part
+	// of the contract.
+	Goroutines int         `json:"goroutines"`
+	Child      ChildStatus `json:"child"`
+	Requests   Requests    `json:"requests"`
 }
 
 // ChildStatus describes the supervised child (stream mode).
