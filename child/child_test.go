@@ -226,3 +226,49 @@ func TestParseSignal(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+func TestParseUser(t *testing.T) {
+	for in, want := range map[string][2]uint32{
+		"1000:1000": {1000, 1000},
+		"1000:50":   {1000, 50},
+		"0":         {0, 0},
+		"root":      {0, 0},
+		"65534:0":   {65534, 0},
+		"4242":      {4242, 4242}, // no passwd entry: gid follows uid
+	} {
+		c, err := ParseUser(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, [2]uint32{c.Uid, c.Gid}, in)
+		require.NotNil(t, c.Groups, "supplementary groups are cleared")
+		require.Empty(t, c.Groups)
+	}
+	for _, bad := range []string{"", ":", "1000:", ":1000", "no-such-user-here", "1000:no-such-group", "-1", "99999999999"} {
+		_, err := ParseUser(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestChildRunsAsUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		if os.Getenv("FIFOBRIDGE_REQUIRE_PRIVILEGED") == "1" {
+			t.Fatal("changing a child's user needs root")
+		}
+		t.Skip("changing a child's user needs root")
+	}
+	cred, err := ParseUser("1000:1000")
+	require.NoError(t, err)
+	spec := helperSpec(t, mark(t), "")
+	spec.Program, spec.Args, spec.Credential = "sleep", []string{"30"}, cred
+	p, err := testReaper.Start(spec)
+	require.NoError(t, err)
+	defer testReaper.Stop(p, syscall.SIGKILL, 0)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid))
+	require.NoError(t, err)
+	require.Contains(t, string(status), "Uid:\t1000\t1000\t1000\t1000\n")
+	require.Contains(t, string(status), "Gid:\t1000\t1000\t1000\t1000\n")
+	for _, line := range strings.Split(string(status), "\n") {
+		if groups, ok := strings.CutPrefix(line, "Groups:"); ok {
+			require.Empty(t, strings.TrimSpace(groups), "supplementary groups are cleared")
+		}
+	}
+}

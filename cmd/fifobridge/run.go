@@ -109,6 +109,7 @@ func runConfig(args []string) (*bridge.Config, error) {
 		statusPath  = fs.String("status", "", "status file (default DIR/status.json)")
 		logFormat   = fs.String("log-format", "text", "text or json")
 		logLevel    = fs.String("log-level", "info", "debug, info, warn or error")
+		runAs       = fs.String("user", "", "run children as UID[:GID] (numbers or names), no supplementary groups; the agent stays root")
 	)
 	fs.Var(&perm, "perm", "mode of FIFOs it creates")
 	fs.Var(&maxRequest, "max-request", "largest request line accepted")
@@ -145,6 +146,11 @@ func runConfig(args []string) (*bridge.Config, error) {
 	}
 	if cfg.Restart, err = child.ParsePolicy(*restart); err != nil {
 		return nil, fmt.Errorf("invalid -restart: %w", err)
+	}
+	if *runAs != "" {
+		if cfg.Credential, err = child.ParseUser(*runAs); err != nil {
+			return nil, fmt.Errorf("invalid -user: %w", err)
+		}
 	}
 	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
