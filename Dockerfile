@@ -1,0 +1,43 @@
+# fifobridge container image.
+#
+#   docker build -t fifobridge .                      compile from source (needs the golang image)
+#   docker build --target local -t fifobridge:local -f Dockerfile DIR
+#                                                     package a static binary DIR/fifobridge built
+#                                                     on the host; pulls no image at all
+#
+# Stages, in the order the legacy builder needs (a --target stops there):
+#   base   the final image's settings, without the binary
+#   local  base plus a host-built binary from the build context
+#   build  compiles the binary from source
+#   image  the default: base plus the compiled binary
+#
+# Flags come from FIFOBRIDGE_* variables (docker run -e FIFOBRIDGE_MODE=exec),
+# since the arguments of docker run are the child's command line.
+
+ARG GO_VERSION=1.26
+
+FROM scratch AS base
+LABEL org.opencontainers.image.title="fifobridge" \
+      org.opencontainers.image.description="Container init that bridges named pipes to a supervised command-line child"
+ENV FIFOBRIDGE_DIR=/run/fifobridge \
+    FIFOBRIDGE_STOP_TIMEOUT=8s
+VOLUME ["/run/fifobridge"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["/fifobridge", "health"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/fifobridge", "run", "--"]
+
+FROM base AS local
+COPY fifobridge /fifobridge
+
+FROM golang:${GO_VERSION} AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=""
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/fifobridge ./cmd/fifobridge
+
+FROM base AS image
+COPY --from=build /out/fifobridge /fifobridge
