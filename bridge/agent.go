@@ -262,7 +262,7 @@ func (a *agent) prepare(ctx context.Context) error {
 		if err := os.MkdirAll(replies, 0o755); err != nil {
 			return fmt.Errorf("make directory: %w", err)
 		}
-		if err := os.Chmod(replies, 0o1777); err != nil {
+		if err := os.Chmod(replies, 0o777|os.ModeSticky); err != nil {
 			return fmt.Errorf("make directory: %w", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -68,6 +69,7 @@ func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Durati
 	if err != nil {
 		return Sent{}, err
 	}
+	start := agentStart(dir)
 	if err := writeRequest(ctx, in, line); err != nil {
 		return Sent{}, err
 	}
@@ -79,7 +81,7 @@ func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Durati
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		if watchAgent(watchCtx, in) {
+		if watchAgent(watchCtx, in, start) {
 			close(gone)
 		}
 		reply.Close()
@@ -137,11 +139,15 @@ func requestLine(id, reply string, stdin []byte, timeout time.Duration) ([]byte,
 	if timeout > 0 {
 		r.Timeout = timeout.String()
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
+	// Without HTML escaping, '<', '>' and '&' take one byte, not six, so
+	// what fits -max-request as stdin fits as a request.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil // Encode ends it with a newline
 }
 
 // writeRequest writes line to the input FIFO at in as one piece: senders
@@ -180,7 +186,13 @@ func writeRequest(ctx context.Context, in string, line []byte) error {
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
-	if _, err := w.Write(line); err != nil {
+	n, err := w.Write(line)
+	if err != nil && n > 0 {
+		// Cancelled halfway: a cut line would swallow the next sender's
+		// request, so the line is finished, or at least ended, first.
+		n += finishLine(w, line[n:])
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -189,9 +201,38 @@ func writeRequest(ctx context.Context, in string, line []byte) error {
 	return nil // closing w releases the lock
 }
 
-// watchAgent returns true when no process reads the input FIFO any more,
+// finishLine writes the rest of a request line cut short, giving it a
+// moment; if the agent does not take it, it writes just the newline, so
+// that only this request is refused as malformed.
+func finishLine(w *os.File, rest []byte) int {
+	w.SetWriteDeadline(time.Now().Add(finishPatience))
+	n, err := w.Write(rest)
+	if err == nil {
+		return n
+	}
+	w.SetWriteDeadline(time.Now().Add(finishPatience))
+	m, _ := w.Write([]byte{'\n'})
+	return n + m
+}
+
+// finishPatience is how long a cancelled send waits for room to finish its
+// line in the input FIFO.
+const finishPatience = time.Second
+
+// agentStart is when the agent serving dir started, from its status file,
+// or "" when there is none.
+func agentStart(dir string) string {
+	s, err := ReadStatus(filepath.Join(dir, "status.json"))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d@%s", s.PID, s.StartedAt.Format(time.RFC3339Nano))
+}
+
+// watchAgent returns true when no process reads the input FIFO any more, or
+// a different agent than the one named by start (agentStart) serves it;
 // false when ctx is done first.
-func watchAgent(ctx context.Context, in string) bool {
+func watchAgent(ctx context.Context, in, start string) bool {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -205,5 +246,8 @@ func watchAgent(ctx context.Context, in string) bool {
 			return true
 		}
 		w.Close()
+		if start != "" && agentStart(filepath.Dir(in)) != start {
+			return true // a new agent, which never saw the request
+		}
 	}
 }

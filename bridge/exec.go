@@ -32,121 +32,169 @@ type execMode struct {
 	accepted, rejected, completed, starts atomic.Uint64
 	active                                atomic.Int64
 
-	mu      sync.Mutex
-	running map[*child.Process]bool
-	last    *LastExit
-	ctx     context.Context // of run; done means stopping
+	rejections chan []byte // error frames for the output FIFO
+
+	mu         sync.Mutex
+	running    map[*child.Process]bool
+	replyFiles map[*os.File]struct{} // open reply FIFOs, given up at stop
+	last       *LastExit
+	ctx        context.Context // of run; done means stopping
+	unread     []byte          // left in the input FIFO at stop
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *execMode {
 	return &execMode{
 		cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke,
-		replies: filepath.Join(cfg.Dir, "replies"),
-		slots:   make(chan struct{}, cfg.MaxConcurrent),
-		running: make(map[*child.Process]bool),
+		replies:    filepath.Join(cfg.Dir, "replies"),
+		slots:      make(chan struct{}, cfg.MaxConcurrent),
+		running:    make(map[*child.Process]bool),
+		replyFiles: make(map[*os.File]struct{}),
+		rejections: make(chan []byte, rejectionQueue),
 	}
 }
 
 // run serves requests until ctx is done; then every running request is
-// stopped and gets its exit frame before run returns. It closes src and sink.
+// stopped and gets its exit frame, and every request line already read gets
+// an error frame, before run returns. A stop never waits on readers: after
+// the stop timeout and half a second, the output FIFO and reply FIFOs are
+// given up. It closes src and sink.
 func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.mu.Lock()
 	e.ctx = ctx
 	e.mu.Unlock()
-	var requests, loops sync.WaitGroup
+	var requests, loops, writer sync.WaitGroup
 	loops.Add(2)
 	go func() { defer loops.Done(); e.serve(ctx, &requests) }()
 	go func() { defer loops.Done(); e.forward(ctx) }()
+	writer.Add(1)
+	go func() { defer writer.Done(); e.writeRejections() }()
 	<-ctx.Done()
 	e.cfg.Log.Info("stopping: no new requests; stopping running ones")
-	e.src.Close() // wakes serve's Read
+	giveUp := time.AfterFunc(e.cfg.StopTimeout+flushGrace, func() {
+		e.cfg.Log.Warn("stopping: giving up on frames no reader takes")
+		e.sink.Close()
+		e.mu.Lock()
+		for f := range e.replyFiles {
+			f.SetWriteDeadline(time.Unix(1, 0))
+		}
+		e.mu.Unlock()
+	})
+	defer giveUp.Stop()
+	// serve wakes when the Source closes and then takes unread, so it is
+	// set before the lock is let go.
+	e.mu.Lock()
+	e.unread, _ = e.src.CloseDrain()
+	e.mu.Unlock()
 	loops.Wait()
 	requests.Wait()
+	close(e.rejections)
+	writer.Wait()
 	e.sink.Close()
 	return child.ExitStatus{}, nil
 }
 
 // serve reads request lines and starts each, waiting for a free slot first.
+// When the Source is closed, the lines it had already read are refused.
 func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 	lines := newLineReader(e.src, e.cfg.MaxRequest)
 	for {
 		line, err := lines.next()
 		var tooLong errTooLong
-		if errors.As(err, &tooLong) {
-			id, name := salvageHead(tooLong.head)
-			if id == "" {
-				id = e.newID()
-			}
-			var reply *os.File
-			if ValidReplyName(name) {
-				reply, _ = e.openReply(name)
-			}
-			e.reject(id, reply, err)
-			continue
+		if err != nil && !errors.As(err, &tooLong) {
+			break // the Source was closed: stopping
 		}
-		if err != nil {
-			return // the Source was closed: stopping
+		e.accept(ctx, line, err, requests)
+	}
+	e.mu.Lock()
+	unread := e.unread
+	e.mu.Unlock()
+	for _, line := range splitLines(append(lines.rest(), unread...)) {
+		e.accept(ctx, line, nil, requests)
+	}
+}
+
+// accept handles one request line (or the errTooLong that stands for one):
+// it starts the request or rejects it with one error frame.
+func (e *execMode) accept(ctx context.Context, line []byte, err error, requests *sync.WaitGroup) {
+	var req parsedRequest
+	var tooLong errTooLong
+	if errors.As(err, &tooLong) {
+		req.ID, req.Reply = salvageHead(tooLong.head)
+	} else if err == nil {
+		req, err = parseRequest(line)
+	}
+	if req.ID == "" {
+		req.ID = e.newID()
+	}
+	// Even a request that is refused is answered on its reply FIFO when it
+	// names a usable one: that is where its sender listens.
+	var reply *os.File
+	if req.Reply != "" && ValidReplyName(req.Reply) {
+		var rerr error
+		reply, rerr = e.openReply(req.Reply)
+		if err == nil {
+			err = rerr
 		}
-		req, err := parseRequest(line)
-		if req.ID == "" {
-			req.ID = e.newID()
-		}
-		// Even a request that is refused is answered on its reply FIFO
-		// when it names a usable one: that is where its sender listens.
-		var reply *os.File
-		if req.Reply != "" && ValidReplyName(req.Reply) {
-			var rerr error
-			reply, rerr = e.openReply(req.Reply)
-			if err == nil {
-				err = rerr
-			}
-		}
-		if err == nil && len(req.Args) > 0 && !e.cfg.AllowArgs {
-			err = errors.New("args given but the agent runs without -allow-args")
-		}
-		if err != nil {
-			e.reject(req.ID, reply, err)
-			continue
-		}
+	}
+	if err == nil && len(req.Args) > 0 && !e.cfg.AllowArgs {
+		err = errors.New("args given but the agent runs without -allow-args")
+	}
+	if err == nil && ctx.Err() != nil {
+		err = errors.New("agent is stopping")
+	}
+	if err == nil {
 		select {
 		case e.slots <- struct{}{}:
 		case <-ctx.Done():
-			e.reject(req.ID, reply, errors.New("agent is stopping"))
-			return
+			err = errors.New("agent is stopping")
 		}
-		requests.Add(1)
-		go func() {
-			defer requests.Done()
-			defer func() { <-e.slots }()
-			e.handle(ctx, req, reply)
-		}()
 	}
+	if err != nil {
+		e.reject(req.ID, reply, err)
+		return
+	}
+	requests.Add(1)
+	go func() {
+		defer requests.Done()
+		defer func() { <-e.slots }()
+		e.handle(ctx, req, reply)
+	}()
 }
 
 func (e *execMode) newID() string { return "r" + strconv.FormatUint(e.nextID.Add(1), 10) }
 
-// reject answers a request that will not run with one error frame, on its
-// reply FIFO when it named a usable one, else on the output FIFO.
+// rejectionQueue bounds the error frames waiting for the output FIFO; past
+// it they are dropped (and logged), so that bad input nobody reads the
+// answers to never stops the agent from reading requests.
+const rejectionQueue = 256
+
+// reject answers a request that will not run with one error frame: on its
+// reply FIFO when it named a usable one, else on the output FIFO, through a
+// queue, without waiting for a reader.
 func (e *execMode) reject(id string, reply *os.File, err error) {
 	e.rejected.Add(1)
 	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
 	frame := appendErrorFrame(nil, id, err.Error())
+	defer e.poke()
 	if reply != nil {
-		e.writeReply(reply, frame)
-		reply.Close()
-	} else {
-		e.sink.Write(frame)
+		reply.SetWriteDeadline(time.Now().Add(max(e.cfg.StopTimeout, time.Second)))
+		reply.Write(frame)
+		e.closeReply(reply)
+		return
 	}
-	e.poke()
+	select {
+	case e.rejections <- frame:
+	default:
+		e.cfg.Log.Warn("error frame dropped: nobody reads the output FIFO", "id", id)
+	}
 }
 
-// writeReply writes to a reply FIFO, giving up when its reader does not take
-// the bytes within the stop timeout (a reader that went away).
-func (e *execMode) writeReply(reply *os.File, b []byte) error {
-	reply.SetWriteDeadline(time.Now().Add(max(e.cfg.StopTimeout, time.Second)))
-	_, err := reply.Write(b)
-	reply.SetWriteDeadline(time.Time{})
-	return err
+// writeRejections writes queued error frames to the output FIFO until the
+// queue is closed.
+func (e *execMode) writeRejections() {
+	for frame := range e.rejections {
+		e.sink.Write(frame)
+	}
 }
 
 // openReply opens DIR/replies/name for writing: a FIFO, never a link or
@@ -158,7 +206,23 @@ func (e *execMode) openReply(name string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reply %q: %w", name, err)
 	}
+	// A hard link could make the input FIFO, or another client's reply
+	// FIFO, a reply FIFO: only a FIFO with one name is one.
+	if fi, err := f.Stat(); err != nil || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("reply %q: %w: it has other names (hard links)", name, fifo.ErrNotFIFO)
+	}
+	e.mu.Lock()
+	e.replyFiles[f] = struct{}{}
+	e.mu.Unlock()
 	return f, nil
+}
+
+func (e *execMode) closeReply(f *os.File) {
+	e.mu.Lock()
+	delete(e.replyFiles, f)
+	e.mu.Unlock()
+	f.Close()
 }
 
 // forward passes signals to every running child's process group.
@@ -217,6 +281,9 @@ func (o *output) write(frame []byte) {
 		_, err = o.e.sink.Write(frame)
 	}
 	if err != nil {
-		o.once.Do(func() { close(o.gone) })
+		o.markGone()
 	}
 }
+
+// markGone says the request's reader is gone: the request is stopped.
+func (o *output) markGone() { o.once.Do(func() { close(o.gone) }) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"golang.org/x/sys/unix"
 )
 
 // handle runs one accepted request to its end: start frame, output frames,
@@ -17,7 +18,12 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 	cfg := e.cfg
 	out := &output{e: e, reply: reply, gone: make(chan struct{})}
 	if reply != nil {
-		defer reply.Close()
+		defer e.closeReply(reply)
+		// A reader that leaves shows at once, even while the child is quiet.
+		done := make(chan struct{})
+		watched := make(chan struct{})
+		go func() { defer close(watched); watchReader(reply, done, out.markGone) }()
+		defer func() { close(done); <-watched }()
 	}
 
 	var ends []*os.File // every pipe end, closed when done
@@ -31,7 +37,7 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 	for i := range 3 {
 		a, c, err := pipe(i != 0)
 		if err != nil {
-			e.reject(req.ID, nil, err)
+			e.rejectStarted(req.ID, out, err)
 			return
 		}
 		ends = append(ends, a, c)
@@ -163,3 +169,33 @@ func (e *execMode) recordExit(st child.ExitStatus) {
 	e.last = &LastExit{Code: st.Code(), Signal: child.SignalName(st.Signal()), At: time.Now().UTC()}
 	e.mu.Unlock()
 }
+
+// watchReader calls gone when the reply FIFO f has no reader left: the write
+// end of a pipe polls POLLERR then. It looks until done is closed.
+func watchReader(f *os.File, done <-chan struct{}, gone func()) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		var revents int16
+		rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd)}}
+			if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+				revents = fds[0].Revents
+			}
+		})
+		if revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			gone()
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(readerCheck):
+		}
+	}
+}
+
+// readerCheck is how often a reply FIFO is checked for a reader.
+const readerCheck = 100 * time.Millisecond

@@ -18,8 +18,12 @@ func CheckHealth(path string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if age := now.Sub(s.UpdatedAt); age > Stale {
+	age := now.Sub(s.UpdatedAt)
+	if age > Stale {
 		return fmt.Errorf("status is stale: last updated %s ago (limit %s)", age.Round(time.Second), Stale)
+	}
+	if age < -Stale {
+		return fmt.Errorf("status is from the future: updated_at %s", s.UpdatedAt.Format(time.RFC3339))
 	}
 	if s.PID <= 0 {
 		return fmt.Errorf("status names no pid")

@@ -166,3 +166,23 @@ func (l *lineReader) next() ([]byte, error) {
 		}
 	}
 }
+
+// rest returns what the reader holds beyond the lines it returned: a line
+// cut short, and bytes read ahead.
+func (l *lineReader) rest() []byte {
+	buffered, _ := l.r.Peek(l.r.Buffered())
+	return append(append([]byte(nil), l.line...), buffered...)
+}
+
+// splitLines returns the complete lines in b, without their newlines.
+func splitLines(b []byte) [][]byte {
+	var lines [][]byte
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return lines
+		}
+		lines = append(lines, b[:i])
+		b = b[i+1:]
+	}
+}

@@ -105,17 +105,30 @@ func (e *endpoint) retire(f *os.File) {
 // closeAll marks the end closed and closes every file, which wakes a blocked
 // Read or Write.
 func (e *endpoint) closeAll() error {
+	_, err := e.closeDrain(false)
+	return err
+}
+
+// closeDrain is closeAll that first, when drain is set, takes what is still
+// buffered in the FIFOs, oldest first.
+func (e *endpoint) closeDrain(drain bool) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	e.closed = true
-	for _, f := range e.retired {
-		f.Close()
+	var left []byte
+	for _, f := range append(e.retired, e.cur) {
+		if drain {
+			left = append(left, Drain(f)...)
+		}
+		if f != e.cur {
+			f.Close()
+		}
 	}
 	e.retired = nil
-	return e.cur.Close()
+	return left, e.cur.Close()
 }
 
 // readBuffered reads from f whatever is buffered in the pipe now, without

@@ -93,8 +93,8 @@ func TestOpenPair(t *testing.T) {
 			got <- nil
 			return
 		}
-		defer r.Close()
 		b, _ := io.ReadAll(r) // EOF once the writer closed
+		r.Close()
 		got <- b
 	}()
 	w, err := OpenWriter(ctx, p)

@@ -57,3 +57,8 @@ func (s *Source) Read(p []byte) (int, error) {
 
 // Close closes the Source and wakes a blocked Read, which returns ErrClosed.
 func (s *Source) Close() error { return s.closeAll() }
+
+// CloseDrain closes the Source like Close and returns the bytes still
+// buffered in its FIFOs, which no Read will return: what writers had written
+// when the reading stopped.
+func (s *Source) CloseDrain() ([]byte, error) { return s.closeDrain(true) }

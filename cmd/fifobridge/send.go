@@ -61,8 +61,12 @@ func send(args []string) int {
 
 	// INT and TERM end the request early; Send removes its reply FIFO
 	// before it returns.
+	// Every signal that would end send otherwise is caught, so that the
+	// reply FIFO is removed on every way out. Caught, SIGPIPE turns a write
+	// to a closed stdout into EPIPE.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	defer signal.Stop(sigs)
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
@@ -103,6 +107,8 @@ func send(args []string) int {
 		<-relayed // caught is set before the cancel that got us here
 		fmt.Fprintf(os.Stderr, "fifobridge send: interrupted by SIG%s\n", child.SignalName(caught))
 		return 128 + int(caught)
+	case errors.Is(err, syscall.EPIPE):
+		return 128 + int(syscall.SIGPIPE) // stdout's reader left, as a pipeline expects
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge

@@ -1,0 +1,195 @@
+package test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestExecStopWithoutReaders: a stop is honoured within -stop-timeout + 1 s
+// even when nobody reads the output FIFO and it is full.
+func TestExecStopWithoutReaders(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{
+		flags:   []string{"-mode", "exec", "-stop-timeout", "1s"},
+		program: sh(t, `head -c 300000 /dev/zero | tr '\0' x; sleep 30`),
+	})
+	w := openWriter(t, a.in)
+	w.writeLine("go")
+	a.waitStatus("request running", func(s status) bool { return statusActive(t, a) == 1 })
+	time.Sleep(300 * time.Millisecond) // the output FIFO fills
+	begin := time.Now()
+	a.signal(syscall.SIGTERM)
+	code := a.wait(hangTimeout)
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("stop took %v with nobody reading the output FIFO; want at most -stop-timeout + 1 s", took.Round(time.Millisecond))
+	}
+	if code != 0 {
+		t.Errorf("agent exited %d, want 0", code)
+	}
+	w.close()
+}
+
+func statusActive(t *testing.T, a *agent) int {
+	st, err := a.readExecStatus()
+	if err != nil {
+		return -1
+	}
+	return st.Requests.Active
+}
+
+// TestExecBadInputWithoutReaders: error frames nobody reads do not stop the
+// agent from serving requests that have their own reply FIFO.
+func TestExecBadInputWithoutReaders(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, `cat`)})
+	w := openWriter(t, a.in)
+	for range 700 {
+		w.writeLine("{bad json, and nobody reads the output FIFO")
+	}
+	w.close()
+	res := runSend(t, a.dir, []byte("still served\n"), "-timeout", "5s")
+	res.requireCode(t, 0)
+	if string(res.stdout) != "still served\n" {
+		t.Fatalf("send got %q", res.stdout)
+	}
+	requireNoReplies(t, a.dir)
+}
+
+// TestExecReaderLeavesQuietRequest: when send gives up, the agent stops its
+// request even though the child writes nothing, and the slot is free again.
+func TestExecReaderLeavesQuietRequest(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{
+		flags:   []string{"-mode", "exec", "-max-concurrent", "1"},
+		program: sh(t, `read what; if [ "$what" = slow ]; then exec sleep 30; fi; echo fast`),
+	})
+	waitServing(t, a)
+	s := startSend(t, a.dir, nil, nil, "slow")
+	a.waitStatus("slow request running", func(status) bool { return statusActive(t, a) == 1 })
+	s.cmd.Process.Signal(syscall.SIGINT)
+	if res := s.wait(t, hangTimeout); res.code == 0 {
+		t.Fatalf("interrupted send exited 0")
+	}
+	res := runSend(t, a.dir, nil, "-timeout", "5s", "fast")
+	res.requireCode(t, 0)
+	if string(res.stdout) != "fast\n" {
+		t.Fatalf("second send got %q", res.stdout)
+	}
+	requireNoReplies(t, a.dir)
+	if kids := childrenOf(a.pid); len(kids) != 0 {
+		t.Fatalf("children left after both requests: %s", describe(kids))
+	}
+}
+
+// TestExecInterruptedSendDoesNotSwallowTheNext: a send cancelled halfway
+// through writing its large request leaves no half line for the next one.
+func TestExecInterruptedSendDoesNotSwallowTheNext(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{
+		flags:   []string{"-mode", "exec", "-max-concurrent", "1", "-max-request", "4MiB"},
+		program: sh(t, `read what; if [ "$what" = busy ]; then exec sleep 30; fi; echo "$what"`),
+	})
+	waitServing(t, a)
+	busy := startSend(t, a.dir, nil, nil, "-timeout", "20s", "busy")
+	a.waitStatus("busy request running", func(status) bool { return statusActive(t, a) == 1 })
+	// Queued behind busy; the agent stops reading, so this one's 500 KB
+	// line cannot be written whole before its timeout.
+	big := startSend(t, a.dir, nil, bytes.Repeat([]byte("y"), 500_000), "-timeout", "300ms")
+	if res := big.wait(t, hangTimeout); res.code != 124 {
+		t.Fatalf("big send exited %d, want 124; stderr %s", res.code, res.stderr)
+	}
+	busy.cmd.Process.Signal(syscall.SIGINT)
+	busy.wait(t, hangTimeout)
+	res := runSend(t, a.dir, nil, "-timeout", "5s", "next")
+	res.requireCode(t, 0)
+	if string(res.stdout) != "next\n" {
+		t.Fatalf("the next send got %q", res.stdout)
+	}
+	requireNoReplies(t, a.dir)
+}
+
+// TestExecLinesReadAtStop: lines the agent had read but not started when it
+// was told to stop get an error frame each.
+func TestExecLinesReadAtStop(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a, w, r := startExec(t, agentConfig{
+		flags:   []string{"-max-concurrent", "1"},
+		program: []string{busybox, "sleep", "30"},
+	})
+	for i := range 4 {
+		w.writeLine(fmt.Sprintf(`{"id":"q%d"}`, i))
+	}
+	a.waitStatus("q0 running", func(status) bool { return statusActive(t, a) == 1 })
+	time.Sleep(100 * time.Millisecond) // the rest is read and waits
+	a.signal(syscall.SIGTERM)
+	all := responses(t, r, "q0", "q1", "q2", "q3")
+	if all["q0"].exit == nil {
+		t.Errorf("q0: want an exit frame:%s", all["q0"])
+	}
+	for _, id := range []string{"q1", "q2", "q3"} {
+		if all[id].err == nil || !strings.Contains(all[id].err.Error, "stopping") {
+			t.Errorf("%s: want an error frame saying the agent is stopping:%s", id, all[id])
+		}
+	}
+	if code := a.wait(hangTimeout); code != 0 {
+		t.Fatalf("agent exited %d, want 0", code)
+	}
+}
+
+// TestExecReplyRules: replies/ is sticky like /tmp, and a hard link is no
+// reply FIFO (it could be the input FIFO itself).
+func TestExecReplyRules(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a, w, r := startExec(t, agentConfig{program: sh(t, `cat`)})
+	fi, err := os.Stat(filepath.Join(a.dir, "replies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+		t.Errorf("replies/ has mode %v, want sticky and 0777", fi.Mode())
+	}
+	link := filepath.Join(a.dir, "replies", "loop")
+	if err := os.Link(a.in, link); err != nil {
+		t.Fatal(err)
+	}
+	w.writeLine(`{"id":"hl","reply":"loop","stdin":"x"}`)
+	resp := nextResponse(t, r)
+	resp.requireError(t)
+	if kids := childrenOf(a.pid); len(kids) != 0 {
+		t.Fatalf("a request ran through a hard link: %s", describe(kids))
+	}
+	os.Remove(link)
+	w.writeLine(`{"id":"ok","stdin":"fine"}`)
+	nextResponse(t, r).requireExit(t, 0, "fine")
+}
+
+// TestSendCleansUpOnEveryExit: HUP, QUIT and a closed stdout remove the
+// reply FIFO as INT and TERM do.
+func TestSendCleansUpOnEveryExit(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, `sleep 30`)})
+	waitServing(t, a)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		s := startSend(t, a.dir, nil, nil, "x")
+		a.waitStatus("request running", func(status) bool { return statusActive(t, a) == 1 })
+		s.cmd.Process.Signal(sig)
+		if res := s.wait(t, hangTimeout); res.code != 128+int(sig) {
+			t.Errorf("send after %v exited %d, want %d", sig, res.code, 128+int(sig))
+		}
+		requireNoReplies(t, a.dir)
+		a.waitStatus("request stopped", func(status) bool { return statusActive(t, a) == 0 })
+	}
+}
