@@ -2,10 +2,13 @@ package child
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // proc is one line of /proc/PID/stat, as much as a tree walk needs.
@@ -16,12 +19,21 @@ type proc struct {
 }
 
 // readProc parses /proc/PID/stat. The command name may hold spaces and
-// parentheses, so fields are counted from the last ')'.
+// parentheses, so fields are counted from the last ')'. It uses bare system
+// calls: a /proc scan reads every process's file, and os.ReadFile would
+// spend three times as many.
 func readProc(pid string) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	var buf [1024]byte
+	fd, err := unix.Open("/proc/"+pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return proc{}, false
 	}
+	n, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return proc{}, false
+	}
+	b := buf[:n]
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return proc{}, false
@@ -104,9 +116,8 @@ func (r *Reaper) tree(p *Process) []int {
 		case q.pid == r.procPID:
 		case q.pid == p.Pid && !r.exited(p), q.pgid == p.Pid:
 			add(q.pid)
-		case q.ppid == r.procPID && q.start >= p.startTicks && !r.isInherited(q) &&
-			!others[q.pid] && !others[q.pgid] && !others[q.sid]:
-			add(q.pid) // an orphan left to the agent
+		case q.ppid == r.procPID && r.orphanOf(p, q, others):
+			add(q.pid)
 		}
 	}
 	pids := make([]int, 0, len(in))
@@ -114,6 +125,73 @@ func (r *Reaper) tree(p *Process) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// orphanOf reports whether q, a child of the agent, is taken for an orphan
+// of p: started after p, not inherited by the agent, and of no other running
+// child's group or session.
+func (r *Reaper) orphanOf(p *Process, q proc, others map[int]bool) bool {
+	return q.start >= p.startTicks && !r.isInherited(q) &&
+		!others[q.pid] && !others[q.pgid] && !others[q.sid]
+}
+
+// treeGone reports, without scanning /proc, that nothing of the tree of p
+// (which has exited) runs: its process group is empty and the agent has no
+// child that could be an orphan of p. That suffices, since the chain of
+// parents of any live descendant of p ends in a member of its group or in a
+// child of the agent, to which orphans are reparented.
+func (r *Reaper) treeGone(p *Process) bool {
+	if !r.exited(p) || syscall.Kill(-p.Pid, 0) != syscall.ESRCH {
+		return false
+	}
+	if r.procPID != os.Getpid() {
+		return true // only the group is reachable at all
+	}
+	kids, ok := r.children()
+	if !ok {
+		return false
+	}
+	others := r.otherGroups(p)
+	for _, pid := range kids {
+		if others[pid] {
+			continue
+		}
+		q, ok := readProc(strconv.Itoa(pid))
+		if ok && q.state != 'Z' && r.orphanOf(p, q, others) {
+			return false
+		}
+	}
+	return true
+}
+
+// children lists the agent's children from /proc/self/task/*/children;
+// ok is false when the kernel does not provide those files.
+func (r *Reaper) children() (pids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	var buf [4096]byte
+	for _, t := range tasks {
+		fd, err := unix.Open("/proc/self/task/"+t.Name()+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(os.Getpid()) {
+				return nil, false // no CONFIG_PROC_CHILDREN
+			}
+			continue // the thread is gone
+		}
+		n, _ := unix.Read(fd, buf[:])
+		unix.Close(fd)
+		if n == len(buf) {
+			return nil, false // more than fits: let the full scan decide
+		}
+		for _, f := range bytes.Fields(buf[:max(n, 0)]) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, true
 }
 
 func (r *Reaper) isInherited(q proc) bool {
@@ -140,6 +218,9 @@ const killPatience = 5 * time.Second
 // p has been reaped and nothing of its tree is left. Calling it after p
 // exited by itself cleans up what p left behind.
 func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) ExitStatus {
+	if r.treeGone(p) {
+		return p.Status() // the common case, answered without a /proc scan
+	}
 	deadline := time.Now().Add(timeout)
 	if r.signalTree(p, sig) > 0 || !r.exited(p) {
 		r.waitTree(p, deadline)

@@ -6,7 +6,8 @@
 //     child process.
 //   - A path that exists but is not a FIFO is reported as ErrNotFIFO and is
 //     never removed, truncated or written.
-//   - Opens that would block (OpenReader, OpenWriter, Wait) take a context.
+//   - Opens that would block (OpenReader, OpenWriter) and Wait, which sleeps
+//     on inotify until a FIFO appears, take a context.
 //     Cancelling it unblocks the open by briefly opening the other end with
 //     O_NONBLOCK, so no thread stays stuck in open(2) and no descriptor is
 //     left behind.

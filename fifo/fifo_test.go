@@ -287,29 +287,6 @@ func TestWait(t *testing.T) {
 	})
 }
 
-func TestWatch(t *testing.T) {
-	checkLeaks(t)
-	p := newFIFO(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	seen := make(chan string, 10)
-	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, func(path string) { seen <- path }, p) }()
-	time.Sleep(50 * time.Millisecond) // let the watch start
-	require.NoError(t, os.Remove(p))
-	select {
-	case got := <-seen:
-		require.Equal(t, p, got)
-	case <-time.After(5 * time.Second):
-		t.Fatal("no change reported")
-	}
-	// Unrelated names in the same directory are not reported.
-	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(p), "other"), nil, 0o644))
-	time.Sleep(50 * time.Millisecond)
-	require.Empty(t, seen)
-	cancel()
-	require.NoError(t, <-done)
-}
-
 func TestDrain(t *testing.T) {
 	checkLeaks(t)
 	r, w, err := os.Pipe()
