@@ -1,7 +1,7 @@
 package bridge
 
 import (
-	"io"
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -9,96 +9,58 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
-// feedLimit is how many bytes the feeder reads ahead of the child. Past it,
-// the feeder stops reading, and writers of the input FIFO wait
-// (backpressure).
-const feedLimit = 64 << 10
-
 // feeder moves bytes from the input FIFO to the stdin of whichever child is
-// attached. Between children it holds what it read; when a child is
-// detached, the bytes left unread in its stdin pipe are taken back and go,
-// in order, to the next child. One goroutine reads, one writes, so that
-// bytes taken back are delivered even when no new input comes.
+// attached, with splice(2), so they never pass through the agent's memory.
+// While no child is attached, input waits in the FIFO (backpressure). When
+// a child is detached, the bytes left unread in its stdin pipe are taken
+// back and go, first and in order, to the next child.
 type feeder struct {
-	src io.Reader
+	src *fifo.Source
 
 	mu      sync.Mutex
 	cond    sync.Cond
-	store   []byte   // pending's buffer, reused whenever pending empties
-	pending []byte   // read from src, not yet written to a child
+	pending []byte   // taken back from a child, not yet written to the next
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
 	back    *os.File // the same pipe's read end, kept to recover leftovers
-	writing bool     // a Write to stdin is under way
+	busy    bool     // a splice or write to stdin is under way
 	closed  bool
 }
 
-func newFeeder(src io.Reader) *feeder {
-	f := &feeder{src: src, store: make([]byte, 0, 2*feedLimit)}
-	f.pending = f.store
+func newFeeder(src *fifo.Source) *feeder {
+	f := &feeder{src: src}
 	f.cond.L = &f.mu
 	return f
 }
 
-// run feeds until close is called and src fails (the caller closes it). It
-// returns after both of its goroutines.
+// run feeds until close is called, or src is closed.
 func (f *feeder) run() {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f.writeLoop() }()
-	f.readLoop()
-	f.mu.Lock()
-	f.closed = true
-	f.cond.Broadcast()
-	f.mu.Unlock()
-	wg.Wait()
-}
-
-func (f *feeder) readLoop() {
-	buf := make([]byte, feedLimit)
-	for {
-		f.mu.Lock()
-		for len(f.pending) >= feedLimit && !f.closed {
-			f.cond.Wait()
-		}
-		closed := f.closed
-		f.mu.Unlock()
-		if closed {
-			return
-		}
-		n, err := f.src.Read(buf)
-		f.mu.Lock()
-		f.pending = append(f.pending, buf[:n]...)
-		f.cond.Broadcast()
-		f.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (f *feeder) writeLoop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
-		for (len(f.pending) == 0 || f.stdin == nil) && !f.closed {
+		for f.stdin == nil && !f.closed {
 			f.cond.Wait()
 		}
 		if f.closed {
 			return
 		}
-		w, data := f.stdin, f.pending
-		f.writing = true
+		w, pending := f.stdin, f.pending
+		f.busy = true
+		f.src.Rearm() // before the lock is let go, so detach's Wake counts
 		f.mu.Unlock()
-		n, _ := w.Write(data) // fails only when detach wakes it
-		f.mu.Lock()
-		f.writing = false
-		// The reader only appends, and detach only prepends while no
-		// Write is under way, so the first n bytes are still data's.
-		f.pending = f.pending[n:]
-		if len(f.pending) == 0 {
-			f.pending = f.store[:0]
+		var n int
+		var err error
+		if len(pending) > 0 {
+			n, err = w.Write(pending)
+		} else {
+			_, err = f.src.SpliceTo(w, fifo.PipeSize)
 		}
+		f.mu.Lock()
+		f.busy = false
+		f.pending = f.pending[n:]
 		f.cond.Broadcast()
+		if errors.Is(err, fifo.ErrClosed) {
+			return
+		}
 	}
 }
 
@@ -122,7 +84,8 @@ func (f *feeder) detach() {
 		return
 	}
 	w.SetWriteDeadline(time.Unix(1, 0))
-	for f.writing {
+	f.src.Wake()
+	for f.busy {
 		f.cond.Wait()
 	}
 	if left := fifo.Drain(back); len(left) > 0 {
@@ -133,7 +96,7 @@ func (f *feeder) detach() {
 	back.Close()
 }
 
-// close ends run once src's current Read returns; the caller closes src.
+// close ends run; the caller also closes src, which wakes a splice.
 func (f *feeder) close() {
 	f.mu.Lock()
 	f.closed = true
@@ -141,7 +104,7 @@ func (f *feeder) close() {
 	f.mu.Unlock()
 }
 
-// held reports how many bytes wait for the next child.
+// held reports how many bytes taken back wait for the next child.
 func (f *feeder) held() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -122,20 +123,18 @@ func (s *stream) start() (*child.Process, error) {
 	return p, nil
 }
 
-// copyOut copies the child's stdout to the output FIFO until EOF, or until
-// unwire sets a read deadline; then it copies what is still in the pipe.
+// copyOut moves the child's stdout to the output FIFO with splice(2) until
+// EOF, or until unwire sets a read deadline; then it copies what is still in
+// the pipe.
 func (s *stream) copyOut(stdout *os.File) {
-	buf := make([]byte, 64<<10)
 	for {
-		n, err := stdout.Read(buf)
-		if n > 0 {
-			if _, werr := s.sink.Write(buf[:n]); werr != nil {
-				s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
-				return
-			}
+		_, err := s.sink.SpliceFrom(stdout, fifo.PipeSize)
+		if errors.Is(err, fifo.ErrClosed) {
+			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
+			return
 		}
 		if err != nil {
-			break
+			break // EOF, or unwire's deadline
 		}
 	}
 	if left := fifo.Drain(stdout); len(left) > 0 {

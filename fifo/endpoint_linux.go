@@ -26,6 +26,7 @@ func (e *endpoint) open() error {
 	if err != nil {
 		return err
 	}
+	Grow(f)
 	e.cur = f
 	return nil
 }
@@ -74,6 +75,7 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	if err != nil {
 		return false, created, err
 	}
+	Grow(f)
 	old := e.cur
 	e.cur = f
 	e.retired = append(e.retired, old)

@@ -1,6 +1,7 @@
 package fifo
 
 import (
+	"io"
 	"os"
 	"sync"
 )
@@ -87,3 +88,62 @@ func (s *Sink) write(p []byte) (int, error) {
 // Bytes still in the pipe buffer stay there for as long as a reader has the
 // FIFO open.
 func (s *Sink) Close() error { return s.closeAll() }
+
+// SpliceFrom moves up to max bytes from the pipe src into the FIFO inside
+// the kernel, waiting until src has bytes and the FIFO has room. Bytes left
+// in replaced FIFOs go first. It returns io.EOF when src has no writer
+// left, an error when src's read deadline passes, and ErrClosed once Close
+// was called.
+func (s *Sink) SpliceFrom(src *os.File, max int) (int, error) {
+	for {
+		n, empty, err := s.spliceFrom(src, max)
+		if !empty {
+			return n, err
+		}
+		// Wait for bytes without the write lock, so that Write and
+		// CarryOver go on meanwhile.
+		if err := waitReadable(src); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// spliceFrom is one SpliceFrom that waits while the FIFO is full, but
+// returns empty rather than wait for src.
+func (s *Sink) spliceFrom(src *os.File, max int) (n int, empty bool, err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for {
+		f, err := s.current()
+		if err != nil {
+			return 0, false, err
+		}
+		if s.oldest() != nil {
+			if _, err := s.write(nil); err != nil { // carries the old bytes over
+				return 0, false, err
+			}
+			continue
+		}
+		n, empty, full, err := spliceNow(src, f, max)
+		switch {
+		case err != nil:
+			if _, cerr := s.current(); cerr != nil {
+				return 0, false, cerr
+			}
+			return 0, false, err
+		case n > 0:
+			return n, false, nil
+		case empty:
+			return 0, true, nil
+		case full:
+			if err := waitWritable(f); err != nil && !os.IsTimeout(err) {
+				if _, cerr := s.current(); cerr != nil {
+					return 0, false, cerr
+				}
+				return 0, false, err
+			} // a timeout is Reopen waking us: look again
+		default:
+			return 0, false, io.EOF
+		}
+	}
+}

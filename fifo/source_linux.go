@@ -3,6 +3,7 @@ package fifo
 import (
 	"os"
 	"sync"
+	"time"
 )
 
 // Source is the agent's reading end of an input FIFO. Writers may open and
@@ -62,3 +63,64 @@ func (s *Source) Close() error { return s.closeAll() }
 // buffered in its FIFOs, which no Read will return: what writers had written
 // when the reading stopped.
 func (s *Source) CloseDrain() ([]byte, error) { return s.closeDrain(true) }
+
+// SpliceTo moves up to max bytes from the FIFO into the pipe dst inside the
+// kernel, without copying them through user space, waiting until there are
+// bytes and dst has room. Bytes of replaced FIFOs go first. It returns
+// os.ErrDeadlineExceeded when Wake was called or dst's write deadline
+// passed, and ErrClosed once Close was called.
+func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	for {
+		f, err := s.current()
+		if err != nil {
+			return 0, err
+		}
+		if old := s.oldest(); old != nil {
+			n, _, full, err := spliceNow(old, dst, max)
+			switch {
+			case err != nil:
+				return 0, err
+			case n > 0:
+				return n, nil
+			case full:
+				if err := waitWritable(dst); err != nil {
+					return 0, err
+				}
+			default: // emptied
+				s.retire(old)
+			}
+			continue
+		}
+		n, err := Splice(f, dst, max)
+		if err != nil && os.IsTimeout(err) {
+			if now, cerr := s.current(); cerr != nil {
+				return 0, cerr
+			} else if now != f || s.oldest() != nil {
+				continue // Reopen woke us
+			}
+		}
+		if err != nil {
+			if _, cerr := s.current(); cerr != nil {
+				return 0, cerr
+			}
+		}
+		return n, err
+	}
+}
+
+// Wake makes a SpliceTo that waits for bytes, or the next one to start,
+// return os.ErrDeadlineExceeded, until Rearm.
+func (s *Source) Wake() {
+	if f, err := s.current(); err == nil {
+		f.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// Rearm undoes Wake.
+func (s *Source) Rearm() {
+	if f, err := s.current(); err == nil {
+		f.SetReadDeadline(time.Time{})
+	}
+}
