@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -26,6 +27,7 @@ type execMode struct {
 	replies string // DIR/replies
 	poke    func()
 
+	path   string        // PROGRAM looked up in PATH, or ""
 	slots  chan struct{} // one token per running child
 	nextID atomic.Uint64
 
@@ -43,8 +45,12 @@ type execMode struct {
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *execMode {
+	// The program is looked up in PATH once, not for every request; a
+	// lookup that fails now is tried again per request, for its error frame.
+	path, _ := exec.LookPath(cfg.Program)
 	return &execMode{
-		cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke,
+		path: path,
+		cfg:  cfg, reaper: reaper, src: src, sink: sink, poke: poke,
 		replies:    filepath.Join(cfg.Dir, "replies"),
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),

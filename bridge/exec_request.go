@@ -44,6 +44,7 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 		agentEnds[i], childEnds[i] = a, c
 	}
 	spec := cfg.spec()
+	spec.Path = e.path
 	spec.Args = append(append([]string(nil), cfg.Args...), req.Args...)
 	spec.Stdin, spec.Stdout, spec.Stderr = childEnds[0], childEnds[1], childEnds[2]
 	p, err := e.reaper.Start(spec)
@@ -60,12 +61,18 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 	out.write(appendStartFrame(nil, req.ID, p.Pid))
 
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		agentEnds[0].Write(req.stdin) // fails when the child exits unread
+	if len(req.stdin) <= smallStdin {
+		agentEnds[0].Write(req.stdin) // fits in the empty pipe: never waits
 		agentEnds[0].Close()
-	}()
+	} else {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agentEnds[0].Write(req.stdin) // fails when the child exits unread
+			agentEnds[0].Close()
+		}()
+	}
+	wg.Add(2)
 	go func() { defer wg.Done(); pump(out, req.ID, FrameStdout, agentEnds[1]) }()
 	go func() { defer wg.Done(); pump(out, req.ID, FrameStderr, agentEnds[2]) }()
 
@@ -106,6 +113,10 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 	e.recordExit(st)
 	e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout) // the rest of its tree
 }
+
+// smallStdin is the most stdin an empty pipe takes in one write (its
+// default capacity): written inline, it needs no goroutine.
+const smallStdin = 64 << 10
 
 // pump turns what the child writes to f into frames of type typ until f ends
 // or its deadline passes; then it takes what is still buffered and returns.

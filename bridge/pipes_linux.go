@@ -5,8 +5,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/fifobridge/fifobridge/fifo"
 )
 
 // pipe returns a pipe with close-on-exec on both ends. The end the agent
@@ -26,7 +24,5 @@ func pipe(agentReads bool) (agent, child *os.File, err error) {
 		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("make pipe: %w", err)
 	}
-	agent, child = os.NewFile(uintptr(a), "|agent"), os.NewFile(uintptr(c), "|child")
-	fifo.Grow(agent)
-	return agent, child, nil
+	return os.NewFile(uintptr(a), "|agent"), os.NewFile(uintptr(c), "|child"), nil
 }

@@ -74,6 +74,11 @@ func (w *statusWriter) Poke() {
 	}
 }
 
+// statusCoalesce is the least time between two writes that changes ask
+// for: under a burst of exec requests, the file is rewritten at most this
+// often, not once per request.
+const statusCoalesce = 50 * time.Millisecond
+
 func (w *statusWriter) run(ctx context.Context) {
 	t := time.NewTicker(statusInterval)
 	defer t.Stop()
@@ -84,6 +89,11 @@ func (w *statusWriter) run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-w.poke:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(statusCoalesce):
+			}
 		}
 	}
 }

@@ -103,6 +103,8 @@ func (s *stream) start() (*child.Process, error) {
 		childIn.Close()
 		return nil, err
 	}
+	fifo.Grow(stdin) // a stream's pipes get large buffers; a request's need none
+	fifo.Grow(stdout)
 	spec := s.cfg.spec()
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
 	p, err := s.reaper.Start(spec)

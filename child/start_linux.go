@@ -15,6 +15,9 @@ type Spec struct {
 	// Program is the name or path of the executable; a name without a slash
 	// is looked up in PATH.
 	Program string
+	// Path, if set, is the executable already looked up, used as is; Program
+	// is then only argv[0].
+	Path string
 	// Args are the arguments after the program name.
 	Args []string
 	// Env is the environment; nil means the agent's own.
@@ -82,9 +85,12 @@ type spawnResult struct {
 // Start starts a child as the Spec says, in its own process group, with
 // SIGKILL as its parent-death signal.
 func (r *Reaper) Start(spec Spec) (*Process, error) {
-	path, err := exec.LookPath(spec.Program)
-	if err != nil {
-		return nil, &StartError{Program: spec.Program, Err: err}
+	path := spec.Path
+	if path == "" {
+		var err error
+		if path, err = exec.LookPath(spec.Program); err != nil {
+			return nil, &StartError{Program: spec.Program, Err: err}
+		}
 	}
 	env := spec.Env
 	if env == nil {

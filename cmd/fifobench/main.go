@@ -39,7 +39,12 @@ func main() {
 	flag.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
 	flag.IntVar(&cfg.execN, "requests", 1000, "requests per exec-mode run")
 	flag.IntVar(&cfg.spawns, "spawns", 100, "starts per PID-1 wrapper run")
+	only := flag.String("only", "stream,latency,exec,wrapper,resource", "which parts to run, comma-separated")
 	flag.Parse()
+	parts := map[string]func(*config, *results){
+		"stream": streamRound, "latency": latencyRound, "exec": execRound,
+		"wrapper": wrapperRound, "resource": resourceRound,
+	}
 
 	work, err := os.MkdirTemp("", "fifobench-")
 	check(err)
@@ -61,11 +66,13 @@ func main() {
 	r := newResults()
 	for round := 1; round <= cfg.rounds; round++ {
 		fmt.Fprintf(os.Stderr, "round %d/%d\n", round, cfg.rounds)
-		streamRound(&cfg, r)
-		latencyRound(&cfg, r)
-		execRound(&cfg, r)
-		wrapperRound(&cfg, r)
-		resourceRound(&cfg, r)
+		for _, part := range strings.Split(*only, ",") {
+			run, ok := parts[part]
+			if !ok {
+				fatalf("unknown part %q in -only", part)
+			}
+			run(&cfg, r)
+		}
 	}
 
 	table := r.table()
