@@ -87,3 +87,26 @@ func BenchmarkAppendDataFrame(b *testing.B) {
 		buf = appendDataFrame(buf[:0], "r1", FrameStdout, data)
 	}
 }
+
+func BenchmarkDecodeFrame(b *testing.B) {
+	data := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 1500)
+	line := appendDataFrame(nil, "r1", FrameStdout, data)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var f Frame
+		if err := json.Unmarshal(line, &f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseRequest(b *testing.B) {
+	line := []byte(`{"id":"r1","reply":"send-1-abc","timeout":"5s","stdin":"summarize the README and list the open issues\n"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseRequest(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
