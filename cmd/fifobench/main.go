@@ -28,6 +28,7 @@ type config struct {
 	execN   int // requests per exec round
 	spawns  int // runs per wrapper round
 	work    string
+	env     []string // extra environment for fifobridge
 }
 
 func main() {
@@ -39,6 +40,7 @@ func main() {
 	flag.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
 	flag.IntVar(&cfg.execN, "requests", 1000, "requests per exec-mode run")
 	flag.IntVar(&cfg.spawns, "spawns", 100, "starts per PID-1 wrapper run")
+	env := flag.String("env", "", "extra environment for fifobridge, as K=V[,K=V]")
 	only := flag.String("only", "stream,latency,exec,wrapper,resource", "which parts to run, comma-separated")
 	flag.Parse()
 	parts := map[string]func(*config, *results){
@@ -46,6 +48,9 @@ func main() {
 		"wrapper": wrapperRound, "resource": resourceRound,
 	}
 
+	if *env != "" {
+		cfg.env = strings.Split(*env, ",")
+	}
 	work, err := os.MkdirTemp("", "fifobench-")
 	check(err)
 	defer os.RemoveAll(work)

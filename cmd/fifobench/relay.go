@@ -46,6 +46,7 @@ func startRelay(cfg *config, name string, extra ...string) *relay {
 	case bridge:
 		args := append([]string{"run", "-dir", dir, "-log-level", "error"}, extra...)
 		r.cmd = exec.Command(cfg.bin, append(args, "--", "cat")...)
+		r.cmd.Env = append(os.Environ(), cfg.env...)
 	}
 	r.cmd.Stderr = os.Stderr
 	check(r.cmd.Start())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -22,6 +23,14 @@ func run(args []string) int {
 	if err := child.MarkInheritedCloseOnExec(); err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
 		return exitUsage
+	}
+	// One P: the agent's work is waiting and in-kernel splicing, and with
+	// one P a goroutine woken by the poller runs on the thread that woke
+	// it, without a cross-core hand-off. Measured with cmd/fifobench, the
+	// round trip of a line fell from 70 to 26 µs, throughput did not drop.
+	// GOMAXPROCS in the environment still wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 	cfg, err := runConfig(args)
 	if errors.Is(err, flag.ErrHelp) {
