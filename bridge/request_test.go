@@ -92,3 +92,12 @@ func TestTooLongLineIsAnsweredOnItsReply(t *testing.T) {
 	id, reply = salvageHead([]byte(`{"stdin":"xxxxxxxx`))
 	require.Empty(t, id+reply, "nothing to salvage past a cut value")
 }
+
+func TestValidReplyName(t *testing.T) {
+	for _, ok := range []string{"a", "send-1.x_Y", strings.Repeat("z", 128), "...", ".a"} {
+		require.True(t, ValidReplyName(ok), ok)
+	}
+	for _, bad := range []string{"", ".", "..", "../x", "/etc/passwd", "a/b", "a b", "é", strings.Repeat("z", 129), "a\x00"} {
+		require.False(t, ValidReplyName(bad), "%q", bad)
+	}
+}

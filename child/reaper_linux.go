@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -49,8 +50,16 @@ func NewReaper(log *slog.Logger) *Reaper {
 	// An entrypoint shell may have left background jobs before it exec'd
 	// the agent; they are its children, but no child's tree.
 	r.inherited = make(map[int]uint64)
-	for _, q := range processes() {
-		if q.ppid == r.procPID {
+	kids, ok := r.children()
+	if !ok { // no /proc/self/task/*/children: scan all of /proc
+		for _, q := range processes() {
+			if q.ppid == r.procPID {
+				kids = append(kids, q.pid)
+			}
+		}
+	}
+	for _, pid := range kids {
+		if q, ok := readProc(strconv.Itoa(pid)); ok {
 			r.inherited[q.pid] = q.start
 		}
 	}
