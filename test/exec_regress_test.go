@@ -37,7 +37,7 @@ func TestExecStopWithoutReaders(t *testing.T) {
 }
 
 func statusActive(t *testing.T, a *agent) int {
-	st, err := a.readExecStatus()
+	st, err := a.readStatus()
 	if err != nil {
 		return -1
 	}

@@ -228,43 +228,14 @@ func startExec(t *testing.T, cfg agentConfig) (*agent, *fifoEnd, *fifoEnd) {
 	return a, w, r
 }
 
-// execStatus is the part of the status file exec mode adds.
-type execStatus struct {
-	PID       int       `json:"pid"`
-	Mode      string    `json:"mode"`
-	State     string    `json:"state"`
-	UpdatedAt time.Time `json:"updated_at"`
-	FDs       int       `json:"fds"`
-	// Goroutines is reported by this implementation for leak checks; it
-	// is not part of the contract, so it is used only when present.
-	Goroutines *int `json:"goroutines"`
-	Requests   struct {
-		Accepted  int `json:"accepted"`
-		Rejected  int `json:"rejected"`
-		Active    int `json:"active"`
-		Completed int `json:"completed"`
-	} `json:"requests"`
-}
-
-func (a *agent) readExecStatus() (execStatus, error) {
-	var st execStatus
-	b, err := os.ReadFile(a.status)
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("parse %s: %w: %q", a.status, err, b)
-	}
-	return st, nil
-}
-
-// waitExecStatus waits until the status file satisfies cond.
-func (a *agent) waitExecStatus(what string, cond func(execStatus) bool) execStatus {
+// waitExecStatus waits until the status file satisfies cond; unlike
+// waitStatus it does not mind the agent having exited.
+func (a *agent) waitExecStatus(what string, cond func(status) bool) status {
 	a.t.Helper()
-	var st execStatus
+	var st status
 	var err error
 	if !eventually(hangTimeout, func() bool {
-		st, err = a.readExecStatus()
+		st, err = a.readStatus()
 		return err == nil && cond(st)
 	}) {
 		a.t.Fatalf("status never showed %s (last: %+v, err: %v)", what, st, err)
@@ -295,7 +266,7 @@ func TestExecProtocol(t *testing.T) {
 			resp.requireExit(t, 0, line+"\n")
 		}
 		r.expectQuiet(200 * time.Millisecond)
-		st := a.waitExecStatus("3 completed", func(st execStatus) bool { return st.Requests.Completed == 3 })
+		st := a.waitExecStatus("3 completed", func(st status) bool { return st.Requests.Completed == 3 })
 		if st.Mode != "exec" || st.PID != a.pid || st.State != "running" || st.Requests.Accepted != 3 || st.Requests.Active != 0 || st.Requests.Rejected != 0 {
 			t.Fatalf("status after 3 requests: %+v", st)
 		}
@@ -437,7 +408,7 @@ func TestExecProtocol(t *testing.T) {
 			}
 			r.expectQuiet(200 * time.Millisecond)
 			a.requireRunning()
-			a.waitExecStatus("3 rejected", func(st execStatus) bool { return st.Requests.Rejected == 3 && st.State == "running" })
+			a.waitExecStatus("3 rejected", func(st status) bool { return st.Requests.Rejected == 3 && st.State == "running" })
 			if code := a.stop(); code != 0 {
 				t.Fatalf("agent exited with %d after TERM, want 0", code)
 			}
@@ -658,7 +629,7 @@ func TestExecBadInput(t *testing.T) {
 			t.Errorf("symlink replies/%s changed: %v", name, err)
 		}
 	}
-	st := a.waitExecStatus("all requests counted", func(st execStatus) bool {
+	st := a.waitExecStatus("all requests counted", func(st status) bool {
 		return st.Requests.Completed == len(cases)+1 && st.Requests.Rejected == len(cases)
 	})
 	if st.Requests.Accepted != len(cases)+1 || st.Requests.Active != 0 {
@@ -756,7 +727,7 @@ func TestExecStop(t *testing.T) {
 	for id, pid := range starts {
 		requireGone(t, "child of request "+id, pid)
 	}
-	if st, err := a.readExecStatus(); err != nil || st.State != "stopped" {
+	if st, err := a.readStatus(); err != nil || st.State != "stopped" {
 		t.Errorf("status after the agent exited: %+v, %v; want state stopped", st, err)
 	}
 }
@@ -804,7 +775,7 @@ func TestExecDescriptorStability(t *testing.T) {
 	}
 
 	run(warm)
-	a.waitExecStatus("warm-up done", func(st execStatus) bool { return st.Requests.Completed == warm && st.Requests.Active == 0 })
+	a.waitExecStatus("warm-up done", func(st status) bool { return st.Requests.Completed == warm && st.Requests.Active == 0 })
 	before, beforeList := fdCount(pid), fdTargets(pid)
 	for range 20 {
 		time.Sleep(20 * time.Millisecond)
@@ -814,13 +785,13 @@ func TestExecDescriptorStability(t *testing.T) {
 	}
 	threadsBefore := threads(t, a.pid)
 	goroutinesBefore := -1
-	if st, err := a.readExecStatus(); err == nil && st.Goroutines != nil {
+	if st, err := a.readStatus(); err == nil && st.Goroutines != nil {
 		goroutinesBefore = *st.Goroutines
 	}
 
 	run(n)
 	r.expectQuiet(200 * time.Millisecond)
-	st := a.waitExecStatus("all requests completed", func(st execStatus) bool { return st.Requests.Completed == warm+n })
+	st := a.waitExecStatus("all requests completed", func(st status) bool { return st.Requests.Completed == warm+n })
 	if st.Requests.Active != 0 || st.Requests.Accepted != warm+n || st.Requests.Rejected != 0 {
 		t.Errorf("status counts %+v, want %d accepted and completed, none active or rejected", st.Requests, warm+n)
 	}
@@ -838,10 +809,10 @@ func TestExecDescriptorStability(t *testing.T) {
 	}
 	if goroutinesBefore >= 0 {
 		// The status file is rewritten at least every few seconds.
-		var last execStatus
+		var last status
 		if !eventually(hangTimeout, func() bool {
 			var err error
-			last, err = a.readExecStatus()
+			last, err = a.readStatus()
 			return err == nil && last.Goroutines != nil && *last.Goroutines <= goroutinesBefore
 		}) {
 			t.Errorf("agent reports %v goroutines after %d requests, %d before", last.Goroutines, n, goroutinesBefore)

@@ -223,10 +223,20 @@ func exitCode(ps *os.ProcessState) int {
 
 // status is the part of DIR/status.json the tests read.
 type status struct {
-	PID   int    `json:"pid"`
-	Mode  string `json:"mode"`
-	State string `json:"state"`
-	FDs   int    `json:"fds"`
+	PID       int       `json:"pid"`
+	Mode      string    `json:"mode"`
+	State     string    `json:"state"`
+	UpdatedAt time.Time `json:"updated_at"`
+	FDs       int       `json:"fds"`
+	// Goroutines is reported by this implementation for leak checks; it
+	// is not part of the contract, so it is used only when present.
+	Goroutines *int `json:"goroutines"`
+	Requests   struct {
+		Accepted  int `json:"accepted"`
+		Rejected  int `json:"rejected"`
+		Active    int `json:"active"`
+		Completed int `json:"completed"`
+	} `json:"requests"`
 	Child struct {
 		PID      int `json:"pid"`
 		Starts   int `json:"starts"`

@@ -135,7 +135,7 @@ func TestHealthAgent(t *testing.T) {
 			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{flags: []string{"-mode", mode}, program: []string{busybox, "cat"}})
 			openWriter(t, a.in).close()
-			st := a.waitExecStatus("running", func(st execStatus) bool { return st.State == "running" })
+			st := a.waitExecStatus("running", func(st status) bool { return st.State == "running" })
 			if st.PID != a.pid || st.Mode != mode {
 				t.Fatalf("status %+v, want pid %d mode %s", st, a.pid, mode)
 			}
@@ -144,7 +144,7 @@ func TestHealthAgent(t *testing.T) {
 			// The file is rewritten at least every 5 s while idle.
 			first := st.UpdatedAt
 			if !eventually(6*time.Second, func() bool {
-				st, err := a.readExecStatus()
+				st, err := a.readStatus()
 				return err == nil && st.UpdatedAt.After(first)
 			}) {
 				t.Fatalf("status not rewritten within 6s of updated_at %v", first)
@@ -155,7 +155,7 @@ func TestHealthAgent(t *testing.T) {
 			if code := a.stop(); mode == "exec" && code != 0 {
 				t.Fatalf("agent exited with %d, want 0", code)
 			}
-			if st, err := a.readExecStatus(); err != nil || st.State != "stopped" {
+			if st, err := a.readStatus(); err != nil || st.State != "stopped" {
 				t.Fatalf("status after stop: %+v, %v; want state stopped", st, err)
 			}
 			requireHealth(t, 1, nil, "-dir", a.dir)

@@ -147,7 +147,7 @@ func TestSendConcurrent(t *testing.T) {
 		}
 	}
 	requireNoReplies(t, a.dir)
-	st := a.waitExecStatus("32 completed", func(st execStatus) bool { return st.Requests.Completed == n })
+	st := a.waitExecStatus("32 completed", func(st status) bool { return st.Requests.Completed == n })
 	if st.Requests.Rejected != 0 || st.Requests.Active != 0 {
 		t.Errorf("status counts %+v after %d sends", st.Requests, n)
 	}
@@ -231,7 +231,7 @@ func TestSendExitCodes(t *testing.T) {
 				if !eventually(5*time.Second, func() bool { kids = childrenOf(a.pid); return len(kids) == 0 }) {
 					t.Fatalf("the timed-out child still runs:%s", describe(kids))
 				}
-				a.waitExecStatus("the request completed", func(st execStatus) bool {
+				a.waitExecStatus("the request completed", func(st status) bool {
 					return st.Requests.Completed == 1 && st.Requests.Active == 0
 				})
 			})
