@@ -115,7 +115,12 @@ func WriteStatus(path string, s Status) error {
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write status %s: %w", path, err)
@@ -130,6 +135,7 @@ func WriteStatus(path string, s Status) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
+	renamed = true
 	return nil
 }
 
