@@ -67,25 +67,31 @@ func spliceNow(src, dst *os.File, max int) (n int, empty, full bool, err error) 
 	return n, empty, full, err
 }
 
-// waitReadable waits in the runtime poller until f may have bytes, or its
-// read deadline passes. It may return early; callers look again.
-func waitReadable(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	waited := false
-	return rc.Read(func(uintptr) bool { done := waited; waited = true; return done })
-}
+// waitReadable waits in the runtime poller until f has bytes (or no writer
+// left), or its read deadline passes.
+func waitReadable(f *os.File) error { return waitFor(f, unix.POLLIN) }
 
-// waitWritable waits until f may have room, or its write deadline passes.
-func waitWritable(f *os.File) error {
+// waitWritable waits until f has room, or its write deadline passes.
+func waitWritable(f *os.File) error { return waitFor(f, unix.POLLOUT) }
+
+// waitFor waits for events on f through RawConn, which first resets the
+// poller's readiness for f and then calls back: the callback asks poll(2)
+// whether f is ready already, so that readiness that came before the reset
+// is not lost, and what comes after it wakes the wait.
+func waitFor(f *os.File, events int16) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	waited := false
-	return rc.Write(func(uintptr) bool { done := waited; waited = true; return done })
+	ready := func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(fds, 0)
+		return err != nil || n > 0
+	}
+	if events == unix.POLLOUT {
+		return rc.Write(ready)
+	}
+	return rc.Read(ready)
 }
 
 // Splice moves up to max bytes from the pipe src to the pipe dst inside the
