@@ -3,7 +3,8 @@
 #   docker build -t fifobridge .                      compile from source (needs the golang image)
 #   docker build --target local -t fifobridge:local -f Dockerfile DIR
 #                                                     package a static binary DIR/fifobridge built
-#                                                     on the host; pulls no image at all
+#                                                     on the host (DIR holds nothing else);
+#                                                     pulls no image at all
 #
 # Stages, in the order the legacy builder needs (a --target stops there):
 #   base   the final image's settings, without the binary
@@ -27,8 +28,12 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/fifobridge", "run", "--"]
 
+# The legacy builder builds every stage before its target, so this one must
+# also succeed on the repository (where it is thrown away): it copies the
+# whole context, which for this target is a directory holding only the
+# fifobridge binary.
 FROM base AS local
-COPY fifobridge /fifobridge
+COPY . /
 
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
