@@ -49,5 +49,9 @@ const flushGrace = 500 * time.Millisecond
 
 // spec is how every child of cfg starts, less its stdio.
 func (cfg *Config) spec() child.Spec {
-	return child.Spec{Program: cfg.Program, Args: cfg.Args, Credential: cfg.Credential}
+	spec := child.Spec{Program: cfg.Program, Args: cfg.Args, Credential: cfg.Credential}
+	if cfg.Credential != nil {
+		spec.Env = child.UserEnv(os.Environ(), cfg.Credential.Uid)
+	}
+	return spec
 }

@@ -242,7 +242,7 @@ func TestParseUser(t *testing.T) {
 		require.NotNil(t, c.Groups, "supplementary groups are cleared")
 		require.Empty(t, c.Groups)
 	}
-	for _, bad := range []string{"", ":", "1000:", ":1000", "no-such-user-here", "1000:no-such-group", "-1", "99999999999"} {
+	for _, bad := range []string{"", ":", "1000:", ":1000", "no-such-user-here", "1000:no-such-group", "-1", "99999999999", "4294967295", "0:4294967295"} {
 		_, err := ParseUser(bad)
 		require.Error(t, err, bad)
 	}
@@ -271,4 +271,15 @@ func TestChildRunsAsUser(t *testing.T) {
 			require.Empty(t, strings.TrimSpace(groups), "supplementary groups are cleared")
 		}
 	}
+}
+
+func TestUserEnv(t *testing.T) {
+	env := UserEnv([]string{"PATH=/bin", "HOME=/root", "USER=root", "LOGNAME=root"}, 0)
+	require.Contains(t, env, "PATH=/bin")
+	require.Contains(t, env, "HOME=/root")
+	require.Contains(t, env, "USER=root")
+	env = UserEnv([]string{"PATH=/bin", "HOME=/root", "USER=root"}, 4242)
+	require.Equal(t, []string{"PATH=/bin", "HOME=/"}, env, "root's home is not kept for a uid passwd does not list")
+	env = UserEnv([]string{"HOME=/home/cli", "USER=cli"}, 4242)
+	require.Equal(t, []string{"HOME=/home/cli", "USER=cli"}, env, "values set on purpose are kept")
 }

@@ -27,10 +27,56 @@ func ParseUser(s string) (*syscall.Credential, error) {
 			return nil, fmt.Errorf("parse user %q: %w", s, err)
 		}
 	}
+	// 2^32-1 is -1 to setuid(2): "leave unchanged", never a user.
+	if uid == ^uint32(0) || gid == ^uint32(0) {
+		return nil, fmt.Errorf("parse user %q: 4294967295 is no id", s)
+	}
+	// Only root may become someone else.
+	if euid := uint32(syscall.Geteuid()); euid != 0 && uid != euid {
+		return nil, fmt.Errorf("parse user %q: the agent runs as uid %d and cannot start children as another user", s, euid)
+	}
 	// An empty, non-nil Groups clears the supplementary groups.
 	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
 }
 
+// UserEnv returns env for a child running as uid, as su and docker --user
+// do: HOME, USER and LOGNAME that are root's (or unset) are replaced with
+// uid's from /etc/passwd, so that the child does not get root's home; HOME
+// is / for a uid passwd does not list. Values set on purpose to something
+// else, such as HOME=/home/cli, are kept.
+func UserEnv(env []string, uid uint32) []string {
+	home, name := "/", ""
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		name = u.Username
+		if u.HomeDir != "" {
+			home = u.HomeDir
+		}
+	}
+	rootHome := "/root"
+	if u, err := user.LookupId("0"); err == nil && u.HomeDir != "" {
+		rootHome = u.HomeDir
+	}
+	set := map[string]string{"HOME": home, "USER": name, "LOGNAME": name}
+	rootish := map[string]bool{"HOME=": true, "HOME=/": true, "HOME=" + rootHome: true, "USER=root": true, "LOGNAME=root": true, "USER=": true, "LOGNAME=": true}
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ours := set[k]; ours {
+			if !rootish[kv] {
+				delete(set, k) // set on purpose: keep it
+				out = append(out, kv)
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if v, ok := set[k]; ok && v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
 func lookupUser(name string) (uid, gid uint32, err error) {
 	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
 		uid, gid = uint32(n), uint32(n)
