@@ -87,8 +87,9 @@ func main() {
 	fmt.Println(table)
 	if *out != "" {
 		check(os.MkdirAll(*out, 0o755))
-		md := fmt.Sprintf("%s\n\nCommand: `go run ./cmd/fifobench -rounds %d -size %d`, %s.\n\n%s\n",
-			machine, cfg.rounds, cfg.sizeMiB, time.Now().UTC().Format("2006-01-02"), table)
+		command := strings.Join(append([]string{"go run ./cmd/fifobench"}, os.Args[1:]...), " ")
+		md := fmt.Sprintf("%s\n\nCommand: `%s`, %s.\n\n%s\n",
+			machine, command, time.Now().UTC().Format("2006-01-02"), table)
 		check(os.WriteFile(filepath.Join(*out, "bench.md"), []byte(md), 0o644))
 		check(os.WriteFile(filepath.Join(*out, "bench.svg"), []byte(r.chart(machine)), 0o644))
 		fmt.Fprintf(os.Stderr, "wrote %s and %s\n", filepath.Join(*out, "bench.md"), filepath.Join(*out, "bench.svg"))

@@ -26,6 +26,7 @@ type relay struct {
 	name    string
 	in, out string
 	cmd     *exec.Cmd
+	held    []*os.File // the FIFOs, held so their buffer size sticks
 }
 
 // startRelay starts contender name on fresh FIFOs. The input FIFO is held
@@ -35,8 +36,15 @@ func startRelay(cfg *config, name string, extra ...string) *relay {
 	dir, err := os.MkdirTemp(cfg.work, "relay-")
 	check(err)
 	r := &relay{name: name, in: filepath.Join(dir, "in"), out: filepath.Join(dir, "out")}
+	// Every contender gets FIFOs with the 1 MiB buffers fifobridge asks
+	// for, so that the comparison is of the relays, not of buffer sizes.
+	// A FIFO's buffer lives while it is open: the harness holds it.
 	for _, p := range []string{r.in, r.out} {
 		check(syscall.Mkfifo(p, 0o600))
+		f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NONBLOCK, 0)
+		check(err)
+		fifo.Grow(f)
+		r.held = append(r.held, f)
 	}
 	switch name {
 	case direct:
@@ -83,6 +91,9 @@ func (r *relay) stop() {
 	case <-time.After(5 * time.Second):
 		r.cmd.Process.Kill()
 		<-done
+	}
+	for _, f := range r.held {
+		f.Close()
 	}
 	os.RemoveAll(filepath.Dir(r.in))
 }
