@@ -134,17 +134,23 @@ func collect(t *testing.T, r *fifoEnd, all map[string]*response, ids ...string) 
 	}
 	for len(waiting) > 0 {
 		f := readFrame(t, r)
-		resp := all[f.ID]
-		if resp == nil {
-			resp = &response{id: f.ID}
-			all[f.ID] = resp
-		}
-		resp.add(t, f)
-		if resp.done() {
+		if addFrame(t, all, f).done() {
 			delete(waiting, f.ID)
 		}
 	}
 	return all
+}
+
+// addFrame adds f to its request's response in all and returns that.
+func addFrame(t *testing.T, all map[string]*response, f execFrame) *response {
+	t.Helper()
+	resp := all[f.ID]
+	if resp == nil {
+		resp = &response{id: f.ID}
+		all[f.ID] = resp
+	}
+	resp.add(t, f)
+	return resp
 }
 
 // nextResponses reads frames until n requests have ended.
@@ -152,14 +158,7 @@ func nextResponses(t *testing.T, r *fifoEnd, n int) map[string]*response {
 	t.Helper()
 	all := map[string]*response{}
 	for ended := 0; ended < n; {
-		f := readFrame(t, r)
-		resp := all[f.ID]
-		if resp == nil {
-			resp = &response{id: f.ID}
-			all[f.ID] = resp
-		}
-		resp.add(t, f)
-		if resp.done() {
+		if addFrame(t, all, readFrame(t, r)).done() {
 			ended++
 		}
 	}
