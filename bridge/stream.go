@@ -3,8 +3,10 @@ package bridge
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +53,7 @@ type wiring struct {
 	stdin, back *os.File      // stdin pipe: agent's write end, and its read end kept for leftovers
 	stdout      *os.File      // stdout pipe: agent's read end
 	copied      chan struct{} // closed when stdout is copied to its end
+	unwiring    atomic.Bool   // unwire asked copyOut to finish
 }
 
 // run serves until the child ends for good or ctx is done. It closes src and
@@ -118,7 +121,7 @@ func (s *stream) start() (*child.Process, error) {
 	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
 	go func() {
 		defer close(w.copied)
-		s.copyOut(stdout)
+		s.copyOut(w)
 	}()
 	s.feed.attach(stdin, childIn)
 	s.cur = w
@@ -126,20 +129,27 @@ func (s *stream) start() (*child.Process, error) {
 }
 
 // copyOut moves the child's stdout to the output FIFO with splice(2) until
-// EOF, or until unwire sets a read deadline; then it copies what is still in
-// the pipe.
-func (s *stream) copyOut(stdout *os.File) {
+// EOF, or until unwire asks it to finish; then it copies what is still in
+// the pipe. Any other error is logged and the copy goes on: stopping it
+// would leave the child blocked on a full stdout.
+func (s *stream) copyOut(w *wiring) {
 	for {
-		_, err := s.sink.SpliceFrom(stdout, fifo.PipeSize)
-		if errors.Is(err, fifo.ErrClosed) {
+		_, err := s.sink.SpliceFrom(w.stdout, fifo.PipeSize)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, fifo.ErrClosed):
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
 			return
+		case errors.Is(err, io.EOF), w.unwiring.Load():
+		default:
+			s.cfg.Log.Warn("moving the child's output failed; trying again", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
-		if err != nil {
-			break // EOF, or unwire's deadline
-		}
+		break
 	}
-	if left := fifo.Drain(stdout); len(left) > 0 {
+	if left := fifo.Drain(w.stdout); len(left) > 0 {
 		if _, err := s.sink.Write(left); err != nil {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 		}
@@ -155,6 +165,7 @@ func (s *stream) unwire(ctx context.Context) {
 	w := s.cur
 	s.cur = nil
 	s.feed.detach()
+	w.unwiring.Store(true)
 	w.stdout.SetReadDeadline(time.Unix(1, 0))
 	select {
 	case <-w.copied:

@@ -19,6 +19,7 @@ type endpoint struct {
 	cur     *os.File
 	retired []*os.File // replaced FIFOs, oldest first, until emptied
 	closed  bool
+	woken   bool // Wake is in force: every current file gets a past deadline
 }
 
 func (e *endpoint) open() error {
@@ -79,6 +80,9 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	old := e.cur
 	e.cur = f
 	e.retired = append(e.retired, old)
+	if e.woken {
+		f.SetDeadline(time.Unix(1, 0)) // a Wake covers the new FIFO too
+	}
 	// Wake a Read or Write blocked on the old FIFO; it moves over to f.
 	old.SetDeadline(time.Unix(1, 0))
 	return true, created, nil

@@ -47,15 +47,17 @@ func (s *Sink) write(p []byte) (int, error) {
 	written := 0
 	var carried []byte // from replaced FIFOs: goes before the rest of p
 	for {
-		f, err := s.current()
-		if err != nil {
-			return written, err
-		}
 		for old := s.oldest(); old != nil; old = s.oldest() {
 			// What is in a replaced FIFO was written before what is
 			// still to be written.
 			carried = append(Drain(old), carried...)
 			s.retire(old)
+		}
+		// Taken after the retiring: a FIFO replaced from now on is only
+		// given a deadline, and closed by this loop's next round.
+		f, err := s.current()
+		if err != nil {
+			return written, err
 		}
 		if len(carried) > 0 {
 			n, err := f.Write(carried)

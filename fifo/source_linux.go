@@ -94,7 +94,7 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 			continue
 		}
 		n, err := Splice(f, dst, max)
-		if err != nil && os.IsTimeout(err) {
+		if err != nil && os.IsTimeout(err) && !s.isWoken() {
 			if now, cerr := s.current(); cerr != nil {
 				return 0, cerr
 			} else if now != f || s.oldest() != nil {
@@ -111,16 +111,29 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 }
 
 // Wake makes a SpliceTo that waits for bytes, or the next one to start,
-// return os.ErrDeadlineExceeded, until Rearm.
+// return os.ErrDeadlineExceeded, until Rearm; also when Reopen replaces the
+// FIFO meanwhile.
 func (s *Source) Wake() {
-	if f, err := s.current(); err == nil {
-		f.SetReadDeadline(time.Unix(1, 0))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.woken = true
+	if !s.closed {
+		s.cur.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 
 // Rearm undoes Wake.
 func (s *Source) Rearm() {
-	if f, err := s.current(); err == nil {
-		f.SetReadDeadline(time.Time{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.woken = false
+	if !s.closed {
+		s.cur.SetReadDeadline(time.Time{})
 	}
+}
+
+func (s *Source) isWoken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.woken
 }

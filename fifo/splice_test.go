@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -88,4 +89,35 @@ func BenchmarkStreamCopy(b *testing.B) {
 			<-done
 		})
 	}
+}
+
+func TestWakeSurvivesReopen(t *testing.T) {
+	checkLeaks(t)
+	p := newFIFO(t)
+	src, err := OpenSource(p)
+	require.NoError(t, err)
+	defer src.Close()
+	r, w := pollablePipe(t)
+	defer r.Close()
+	defer w.Close()
+	done := make(chan error, 1)
+	go func() { _, err := src.SpliceTo(w, PipeSize); done <- err }()
+	time.Sleep(50 * time.Millisecond) // SpliceTo waits for bytes
+
+	// A Wake, then the FIFO is replaced before SpliceTo looks again.
+	require.NoError(t, os.Remove(p))
+	_, err = Make(p, 0o600)
+	require.NoError(t, err)
+	src.Wake()
+	_, _, err = src.Reopen(false, 0)
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	case <-time.After(3 * time.Second):
+		src.Close()
+		<-done
+		t.Fatal("SpliceTo slept through Wake because the FIFO was replaced")
+	}
+	src.Rearm()
 }
