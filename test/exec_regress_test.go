@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestExecStopWithoutReaders: a stop is honoured within -stop-timeout + 1 s
@@ -55,12 +57,7 @@ func TestExecBadInputWithoutReaders(t *testing.T) {
 		w.writeLine("{bad json, and nobody reads the output FIFO")
 	}
 	w.close()
-	res := runSend(t, a.dir, []byte("still served\n"), "-timeout", "5s")
-	res.requireCode(t, 0)
-	if string(res.stdout) != "still served\n" {
-		t.Fatalf("send got %q", res.stdout)
-	}
-	requireNoReplies(t, a.dir)
+	requireServed(t, a.dir, []byte("still served\n"), "still served\n")
 }
 
 // TestExecReaderLeavesQuietRequest: when send gives up, the agent stops its
@@ -79,12 +76,7 @@ func TestExecReaderLeavesQuietRequest(t *testing.T) {
 	if res := s.wait(t, hangTimeout); res.code == 0 {
 		t.Fatalf("interrupted send exited 0")
 	}
-	res := runSend(t, a.dir, nil, "-timeout", "5s", "fast")
-	res.requireCode(t, 0)
-	if string(res.stdout) != "fast\n" {
-		t.Fatalf("second send got %q", res.stdout)
-	}
-	requireNoReplies(t, a.dir)
+	requireServed(t, a.dir, nil, "fast\n", "fast")
 	if kids := childrenOf(a.pid); len(kids) != 0 {
 		t.Fatalf("children left after both requests: %s", describe(kids))
 	}
@@ -110,12 +102,7 @@ func TestExecInterruptedSendDoesNotSwallowTheNext(t *testing.T) {
 	}
 	busy.cmd.Process.Signal(syscall.SIGINT)
 	busy.wait(t, hangTimeout)
-	res := runSend(t, a.dir, nil, "-timeout", "5s", "next")
-	res.requireCode(t, 0)
-	if string(res.stdout) != "next\n" {
-		t.Fatalf("the next send got %q", res.stdout)
-	}
-	requireNoReplies(t, a.dir)
+	requireServed(t, a.dir, nil, "next\n", "next")
 }
 
 // TestExecLinesReadAtStop: lines the agent had read but not started when it
@@ -191,5 +178,56 @@ func TestSendCleansUpOnEveryExit(t *testing.T) {
 		}
 		requireNoReplies(t, a.dir)
 		a.waitStatus("request stopped", func(status) bool { return statusActive(t, a) == 0 })
+	}
+}
+
+// requireServed sends stdin (or TEXT) to the agent serving dir and requires
+// exit code 0, stdout want, and no reply FIFO left behind.
+func requireServed(t *testing.T, dir string, stdin []byte, want string, text ...string) {
+	t.Helper()
+	res := runSend(t, dir, stdin, append([]string{"-timeout", "5s"}, text...)...)
+	res.requireCode(t, 0)
+	if string(res.stdout) != want {
+		t.Fatalf("send got %q, want %q", res.stdout, want)
+	}
+	requireNoReplies(t, dir)
+}
+
+// TestExecForwardsSignals: HUP, QUIT, USR1, USR2 and WINCH reach every
+// running request's child, and stop nothing.
+func TestExecForwardsSignals(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	script := `for s in HUP QUIT USR1 USR2 WINCH; do trap "echo $s" $s; done; echo ready; read x; while :; do sleep 0.05; done`
+	a, w, r := startExec(t, agentConfig{program: sh(t, script)})
+	w.writeLine(`{"id":"s1","stdin":""}`)
+	w.writeLine(`{"id":"s2","stdin":""}`)
+	ready := map[string]bool{}
+	got := map[string]string{}
+	for len(ready) < 2 {
+		f := readFrame(t, r)
+		if f.Type == "stdout" && f.Data != nil && strings.Contains(*f.Data, "ready") {
+			ready[f.ID] = true
+		}
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH} {
+		a.signal(sig)
+		for _, id := range []string{"s1", "s2"} {
+			got[id] = ""
+		}
+		for seen := 0; seen < 2; {
+			f := readFrame(t, r)
+			if f.Type == "exit" || f.Type == "error" {
+				t.Fatalf("signal %v stopped a request: %s", sig, f.line)
+			}
+			if f.Type == "stdout" && f.Data != nil && strings.Contains(*f.Data, strings.TrimPrefix(unix.SignalName(sig), "SIG")) && got[f.ID] == "" {
+				got[f.ID] = *f.Data
+				seen++
+			}
+		}
+	}
+	a.requireRunning()
+	if code := a.stop(); code != 0 {
+		t.Fatalf("agent exited %d on TERM, want 0", code)
 	}
 }
