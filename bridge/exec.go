@@ -76,16 +76,9 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	go func() { defer writer.Done(); e.writeRejections() }()
 	<-ctx.Done()
 	e.cfg.Log.Info("stopping: no new requests; stopping running ones")
-	giveUp := time.AfterFunc(e.cfg.StopTimeout+flushGrace, func() {
-		e.cfg.Log.Warn("stopping: giving up on frames no reader takes")
-		e.sink.Close()
-		e.mu.Lock()
-		for f := range e.replyFiles {
-			f.SetWriteDeadline(time.Unix(1, 0))
-		}
-		e.mu.Unlock()
-	})
-	defer giveUp.Stop()
+	finished := make(chan struct{})
+	writer.Add(1)
+	go func() { defer writer.Done(); e.giveUpAfter(e.cfg.StopTimeout+flushGrace, finished) }()
 	// serve wakes when the Source closes and then takes unread, so it is
 	// set before the lock is let go.
 	e.mu.Lock()
@@ -93,10 +86,31 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.mu.Unlock()
 	loops.Wait()
 	requests.Wait()
+	close(finished)
 	close(e.rejections)
 	writer.Wait()
 	e.sink.Close()
 	return child.ExitStatus{}, nil
+}
+
+// giveUpAfter closes the output FIFO and wakes writes to reply FIFOs once
+// d has passed, unless finished is closed first: from then on, frames no
+// reader takes are dropped, so that a stop never waits on readers.
+func (e *execMode) giveUpAfter(d time.Duration, finished <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-finished:
+		return
+	case <-t.C:
+	}
+	e.cfg.Log.Warn("stopping: giving up on frames no reader takes")
+	e.sink.Close()
+	e.mu.Lock()
+	for f := range e.replyFiles {
+		f.SetWriteDeadline(time.Unix(1, 0))
+	}
+	e.mu.Unlock()
 }
 
 // serve reads request lines and starts each, waiting for a free slot first.
