@@ -55,6 +55,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	stopDropping()
 	defer a.removeCreated()
 	prepared = err == nil
+	status.Poke() // the directory may be new: write the file there now
 	if err != nil {
 		if ctx.Err() != nil {
 			cfg.Log.Info("stopped while waiting for the fifos")
