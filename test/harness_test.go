@@ -227,6 +227,8 @@ type status struct {
 	Mode      string    `json:"mode"`
 	State     string    `json:"state"`
 	UpdatedAt time.Time `json:"updated_at"`
+	In        string    `json:"in"`
+	Out       string    `json:"out"`
 	FDs       int       `json:"fds"`
 	// Goroutines is reported by this implementation for leak checks; it
 	// is not part of the contract, so it is used only when present.
