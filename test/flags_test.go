@@ -146,3 +146,32 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("fifobridge version: %q, %v", out, err)
 	}
 }
+
+// TestStopSignal: -stop-signal is what a stop sends; a child that ignores
+// TERM but ends on USR1 stops at once and cleanly.
+func TestStopSignal(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{
+		flags:   []string{"-stop-signal", "USR1", "-stop-timeout", "10s"},
+		program: sh(t, `trap "" TERM; trap "exit 0" USR1; echo ready; while :; do sleep 0.05; done`),
+	})
+	openReader(t, a.out).expectLine("ready")
+	if code := a.stop(); code != 0 {
+		t.Fatalf("agent exited %d, want 0: USR1 should have ended the child, not SIGKILL after 10 s", code)
+	}
+}
+
+// TestSendID: send -id names the request; the agent reports it by that id.
+func TestSendID(t *testing.T) {
+	requireBusybox(t)
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, "sleep 30")})
+	waitServing(t, a)
+	res := runSend(t, a.dir, nil, "-id", "my-request-7", "-timeout", "300ms", "x")
+	res.requireCode(t, 124)
+	if !eventually(hangTimeout, func() bool { return strings.Contains(a.stderr(), "id=my-request-7") }) {
+		t.Fatalf("the agent never named request my-request-7; stderr:\n%s", a.stderr())
+	}
+	requireNoReplies(t, a.dir)
+}
