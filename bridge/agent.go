@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,11 +32,11 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
-	status := newStatusWriter(cfg.StatusPath, a.snapshot)
+	statusFile := status.NewWriter(cfg.StatusPath, a.snapshot)
 	statusCtx, stopStatus := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); status.run(statusCtx) }()
+	go func() { defer wg.Done(); statusFile.Run(statusCtx) }()
 	prepared := false
 	defer func() {
 		stopStatus()
@@ -43,7 +44,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		a.setState(child.StateStopped)
 		// An agent that could not even prepare its directory reports that
 		// alone, not also the status file it could not write there.
-		if err := status.write(); err != nil && prepared {
+		if err := statusFile.Write(); err != nil && prepared {
 			cfg.Log.Warn("cannot write the status file", "err", err)
 		}
 	}()
@@ -55,7 +56,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	stopDropping()
 	defer a.removeCreated()
 	prepared = err == nil
-	status.Poke() // the directory may be new: write the file there now
+	statusFile.Poke() // the directory may be new: write the file there now
 	if err != nil {
 		if ctx.Err() != nil {
 			cfg.Log.Info("stopped while waiting for the fifos")
@@ -79,9 +80,9 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
-	var m mode = newStream(cfg, reaper, src, sink, status.Poke)
+	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
 	if cfg.Mode == "exec" {
-		m = newExecMode(cfg, reaper, src, sink, status.Poke)
+		m = newExecMode(cfg, reaper, src, sink, statusFile.Poke)
 	}
 	a.setSource(m.snapshot)
 	return m.run(ctx)
@@ -92,7 +93,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 // and child it started is gone.
 type mode interface {
 	run(ctx context.Context) (child.ExitStatus, error)
-	snapshot() Status
+	snapshot() status.Status
 }
 
 // dropSignals discards forwarded signals until the returned func is called.
@@ -120,14 +121,14 @@ type agent struct {
 
 	mu      sync.Mutex
 	state   child.State
-	source  func() Status // the mode's own part of the status, once serving
+	source  func() status.Status // the mode's own part of the status, once serving
 	created []string
 }
 
-func (a *agent) snapshot() Status {
+func (a *agent) snapshot() status.Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := Status{State: string(a.state)}
+	s := status.Status{State: string(a.state)}
 	if a.source != nil {
 		s = a.source()
 	}
@@ -149,7 +150,7 @@ func (a *agent) setState(st child.State) {
 	a.mu.Unlock()
 }
 
-func (a *agent) setSource(f func() Status) {
+func (a *agent) setSource(f func() status.Status) {
 	a.mu.Lock()
 	a.source = f
 	a.mu.Unlock()

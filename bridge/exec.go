@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +41,7 @@ type execMode struct {
 	mu         sync.Mutex
 	running    map[*child.Process]bool
 	replyFiles map[*os.File]struct{} // open reply FIFOs, given up at stop
-	last       *LastExit
+	last       *status.LastExit
 	ctx        context.Context // of run; done means stopping
 	unread     []byte          // left in the input FIFO at stop
 }
@@ -116,10 +118,10 @@ func (e *execMode) giveUpAfter(d time.Duration, finished <-chan struct{}) {
 // serve reads request lines and starts each, waiting for a free slot first.
 // When the Source is closed, the lines it had already read are refused.
 func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
-	lines := newLineReader(e.src, e.cfg.MaxRequest)
+	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
 	for {
-		line, err := lines.next()
-		var tooLong errTooLong
+		line, err := lines.Next()
+		var tooLong *protocol.TooLongError
 		if err != nil && !errors.As(err, &tooLong) {
 			break // the Source was closed: stopping
 		}
@@ -128,7 +130,7 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 	e.mu.Lock()
 	unread := e.unread
 	e.mu.Unlock()
-	for _, line := range splitLines(append(lines.rest(), unread...)) {
+	for _, line := range protocol.SplitLines(append(lines.Rest(), unread...)) {
 		e.accept(ctx, line, nil, requests)
 	}
 }
@@ -136,12 +138,12 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 // accept handles one request line (or the errTooLong that stands for one):
 // it starts the request or rejects it with one error frame.
 func (e *execMode) accept(ctx context.Context, line []byte, err error, requests *sync.WaitGroup) {
-	var req parsedRequest
-	var tooLong errTooLong
+	var req protocol.Parsed
+	var tooLong *protocol.TooLongError
 	if errors.As(err, &tooLong) {
-		req.ID, req.Reply = salvageHead(tooLong.head)
+		req.ID, req.Reply = protocol.SalvageHead(tooLong.Head)
 	} else if err == nil {
-		req, err = parseRequest(line)
+		req, err = protocol.ParseRequest(line)
 	}
 	if req.ID == "" {
 		req.ID = e.newID()
@@ -149,7 +151,7 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error, requests 
 	// Even a request that is refused is answered on its reply FIFO when it
 	// names a usable one: that is where its sender listens.
 	var reply *os.File
-	if req.Reply != "" && ValidReplyName(req.Reply) {
+	if req.Reply != "" && protocol.ValidReplyName(req.Reply) {
 		var rerr error
 		reply, rerr = e.openReply(req.Reply)
 		if err == nil {
@@ -194,7 +196,7 @@ const rejectionQueue = 256
 func (e *execMode) reject(id string, reply *os.File, err error) {
 	e.rejected.Add(1)
 	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	frame := appendErrorFrame(nil, id, err.Error())
+	frame := protocol.AppendError(nil, id, err.Error())
 	defer e.poke()
 	if reply != nil {
 		reply.SetWriteDeadline(time.Now().Add(max(e.cfg.StopTimeout, time.Second)))
@@ -262,8 +264,8 @@ func (e *execMode) forward(ctx context.Context) {
 }
 
 // snapshot is exec mode's part of the status file.
-func (e *execMode) snapshot() Status {
-	st := Status{State: string(child.StateRunning)}
+func (e *execMode) snapshot() status.Status {
+	st := status.Status{State: string(child.StateRunning)}
 	e.mu.Lock()
 	if e.ctx != nil && e.ctx.Err() != nil {
 		st.State = string(child.StateStopping)
@@ -271,7 +273,7 @@ func (e *execMode) snapshot() Status {
 	st.Child.LastExit = e.last
 	e.mu.Unlock()
 	st.Child.Starts = int(e.starts.Load())
-	st.Requests = Requests{
+	st.Requests = status.Requests{
 		Accepted:  e.accepted.Load(),
 		Rejected:  e.rejected.Load(),
 		Active:    e.active.Load(),

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"sync"
 	"time"
@@ -14,7 +16,7 @@ import (
 // handle runs one accepted request to its end: start frame, output frames,
 // exactly one exit frame (or one error frame if the program cannot start),
 // and its whole tree gone.
-func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File) {
+func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File) {
 	cfg := e.cfg
 	out := &output{e: e, reply: reply, gone: make(chan struct{})}
 	if reply != nil {
@@ -58,25 +60,25 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 	begin := time.Now()
 	e.started(p)
 	defer e.finished(p)
-	out.write(appendStartFrame(nil, req.ID, p.Pid))
+	out.write(protocol.AppendStart(nil, req.ID, p.Pid))
 
 	var wg sync.WaitGroup
-	if len(req.stdin) <= smallStdin {
-		agentEnds[0].Write(req.stdin) // fits in the empty pipe: never waits
+	if len(req.Stdin) <= smallStdin {
+		agentEnds[0].Write(req.Stdin) // fits in the empty pipe: never waits
 		agentEnds[0].Close()
 	} else {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agentEnds[0].Write(req.stdin) // fails when the child exits unread
+			agentEnds[0].Write(req.Stdin) // fails when the child exits unread
 			agentEnds[0].Close()
 		}()
 	}
 	wg.Add(2)
-	go func() { defer wg.Done(); pump(out, req.ID, FrameStdout, agentEnds[1]) }()
-	go func() { defer wg.Done(); pump(out, req.ID, FrameStderr, agentEnds[2]) }()
+	go func() { defer wg.Done(); pump(out, req.ID, protocol.FrameStdout, agentEnds[1]) }()
+	go func() { defer wg.Done(); pump(out, req.ID, protocol.FrameStderr, agentEnds[2]) }()
 
-	limit := req.timeout
+	limit := req.Limit
 	if limit == 0 {
 		limit = cfg.Timeout
 	}
@@ -109,7 +111,7 @@ func (e *execMode) handle(ctx context.Context, req parsedRequest, reply *os.File
 		a.SetDeadline(past)
 	}
 	wg.Wait()
-	out.write(appendExitFrame(nil, req.ID, st.Code(), child.SignalName(st.Signal()), timedOut, duration.Milliseconds()))
+	out.write(protocol.AppendExit(nil, req.ID, protocol.Exit{Code: st.Code(), Signal: child.SignalName(st.Signal()), TimedOut: timedOut, DurationMS: duration.Milliseconds()}))
 	e.recordExit(st)
 	e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout) // the rest of its tree
 }
@@ -128,10 +130,10 @@ func pump(out *output, id, typ string, f *os.File) {
 	send := func(data []byte, final bool) {
 		whole, rest := data, []byte(nil)
 		if !final {
-			whole, rest = cutIncompleteRune(data)
+			whole, rest = protocol.CutIncompleteRune(data)
 		}
 		if len(whole) > 0 {
-			frame = appendDataFrame(frame[:0], id, typ, whole)
+			frame = protocol.AppendData(frame[:0], id, typ, whole)
 			out.write(frame)
 		}
 		held = copy(buf, rest)
@@ -152,7 +154,7 @@ func pump(out *output, id, typ string, f *os.File) {
 func (e *execMode) rejectStarted(id string, out *output, err error) {
 	e.rejected.Add(1)
 	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	out.write(appendErrorFrame(nil, id, err.Error()))
+	out.write(protocol.AppendError(nil, id, err.Error()))
 	e.poke()
 }
 
@@ -177,7 +179,7 @@ func (e *execMode) finished(p *child.Process) {
 
 func (e *execMode) recordExit(st child.ExitStatus) {
 	e.mu.Lock()
-	e.last = &LastExit{Code: st.Code(), Signal: child.SignalName(st.Signal()), At: time.Now().UTC()}
+	e.last = &status.LastExit{Code: st.Code(), Signal: child.SignalName(st.Signal()), At: time.Now().UTC()}
 	e.mu.Unlock()
 }
 

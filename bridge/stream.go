@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"github.com/fifobridge/fifobridge/status"
 	"io"
 	"os"
 	"sync"
@@ -183,15 +184,15 @@ func (s *stream) unwire(ctx context.Context) {
 }
 
 // snapshot is stream mode's part of the status file.
-func (s *stream) snapshot() Status {
+func (s *stream) snapshot() status.Status {
 	snap := s.sup.Snapshot()
-	st := Status{State: string(snap.State)}
+	st := status.Status{State: string(snap.State)}
 	if st.State == "" {
 		st.State = string(child.StateStarting)
 	}
-	st.Child = ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
+	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
 	if snap.LastExit != nil {
-		st.Child.LastExit = &LastExit{
+		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),
 			Signal: child.SignalName(snap.LastExit.Signal()),
 			At:     snap.LastAt.UTC(),

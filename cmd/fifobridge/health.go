@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fifobridge/fifobridge/bridge"
+	"github.com/fifobridge/fifobridge/status"
 )
 
 // health is `fifobridge health [-dir DIR] [-status FILE]`: exit 0 when the
@@ -18,7 +18,7 @@ func health(args []string) int {
 	fs := flag.NewFlagSet("fifobridge health", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
-	status := fs.String("status", "", "status file (default DIR/status.json)")
+	statusPath := fs.String("status", "", "status file (default DIR/status.json)")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE]")
@@ -27,8 +27,8 @@ func health(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge health: %v\n", err)
 		return exitUsage
 	}
-	path := orDefault(*status, filepath.Join(*dir, "status.json"))
-	if err := bridge.CheckHealth(path, time.Now()); err != nil {
+	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
+	if err := status.Check(path, time.Now()); err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge health: unhealthy: %v\n", err)
 		return 1
 	}

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fifobridge/fifobridge/bridge"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/client"
 )
 
 // Exit codes of send besides the child's own.
@@ -98,7 +98,7 @@ func send(args []string) int {
 	if os.Getenv("FIFOBRIDGE_TIMEOUT") != "" {
 		limit = *timeout
 	}
-	res, err := bridge.Send(ctx, *dir, *id, input, limit, os.Stdout, os.Stderr)
+	res, err := client.Send(ctx, client.Options{Dir: *dir, ID: *id, Stdin: input, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr})
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", *timeout)

@@ -1,4 +1,4 @@
-package bridge
+package status
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 // Stale is the age past which a status file no longer shows a healthy agent.
 const Stale = 15 * time.Second
 
-// CheckHealth reports why the agent whose status file is at path is not
+// Check reports why the agent whose status file is at path is not
 // healthy, or nil when it is: the status is fresh, its pid is alive and its
 // state is running or backoff.
-func CheckHealth(path string, now time.Time) error {
-	s, err := ReadStatus(path)
+func Check(path string, now time.Time) error {
+	s, err := Read(path)
 	if err != nil {
 		return err
 	}

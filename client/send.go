@@ -1,4 +1,4 @@
-package bridge
+package client
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
 )
 
 // ErrNoAgent is returned by Send when no agent reads the input FIFO.
@@ -27,33 +29,44 @@ type RejectedError struct{ Msg string }
 
 func (e *RejectedError) Error() string { return "request rejected: " + e.Msg }
 
-// Sent is the outcome of a request that ran.
-type Sent struct {
+// Result is the outcome of a request that ran.
+type Result struct {
 	Code     int
 	Signal   string
 	TimedOut bool
 }
 
-// Send sends stdin as one exec-mode request to the agent serving dir, with a
-// private reply FIFO in dir/replies, and copies the child's stdout and
-// stderr to stdout and stderr byte for byte. timeout (0: the agent's
-// default) is passed to the agent as the request's limit. Send never waits forever on an open: an
-// absent agent is ErrNoAgent at once, and when the agent goes away while the
-// request runs Send returns. The reply FIFO is removed before Send returns,
-// whatever happens, including ctx being cancelled.
-func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Duration, stdout, stderr io.Writer) (Sent, error) {
+// Options is one request to send.
+type Options struct {
+	Dir   string        // the agent's directory
+	ID    string        // request id; "" lets the agent assign one
+	Stdin []byte        // the child's stdin
+	Limit time.Duration // the request's time limit; 0: the agent's default
+	// Stdout and Stderr receive the child's output byte for byte.
+	Stdout, Stderr io.Writer
+}
+
+// Send sends o.Stdin as one exec-mode request to the agent serving o.Dir,
+// with a private reply FIFO in DIR/replies, and copies the child's stdout
+// and stderr to o.Stdout and o.Stderr byte for byte. Send never waits
+// forever on an open: an absent agent is ErrNoAgent at once, and when the
+// agent goes away while the request runs Send returns. The reply FIFO is
+// removed before Send returns, whatever happens, including ctx being
+// cancelled.
+func Send(ctx context.Context, o Options) (Result, error) {
+	dir, id, stdin, timeout, stdout, stderr := o.Dir, o.ID, o.Stdin, o.Limit, o.Stdout, o.Stderr
 	in := filepath.Join(dir, "in")
 	replies := filepath.Join(dir, "replies")
 	if err := os.MkdirAll(replies, 0o755); err != nil {
-		return Sent{}, fmt.Errorf("make %s: %w", replies, err)
+		return Result{}, fmt.Errorf("make %s: %w", replies, err)
 	}
 	name, err := replyFIFOName()
 	if err != nil {
-		return Sent{}, err
+		return Result{}, err
 	}
 	path := filepath.Join(replies, name)
 	if _, err := fifo.Make(path, 0o600); err != nil {
-		return Sent{}, err
+		return Result{}, err
 	}
 	defer os.Remove(path)
 
@@ -61,17 +74,17 @@ func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Durati
 	// sent, and never reads EOF between the agent's writes.
 	reply, err := fifo.OpenSource(path)
 	if err != nil {
-		return Sent{}, err
+		return Result{}, err
 	}
 	defer reply.Close()
 
 	line, err := requestLine(id, name, stdin, timeout)
 	if err != nil {
-		return Sent{}, err
+		return Result{}, err
 	}
 	start := agentStart(dir)
 	if err := writeRequest(ctx, in, line); err != nil {
-		return Sent{}, err
+		return Result{}, err
 	}
 
 	// Reading stops on cancellation (Close wakes it) and when the agent
@@ -90,29 +103,29 @@ func Send(ctx context.Context, dir, id string, stdin []byte, timeout time.Durati
 
 	dec := json.NewDecoder(reply)
 	for {
-		var f Frame
+		var f protocol.Frame
 		if err := dec.Decode(&f); err != nil {
 			select {
 			case <-gone:
-				return Sent{}, fmt.Errorf("the agent went away: %w reading %s", ErrNoAgent, in)
+				return Result{}, fmt.Errorf("the agent went away: %w reading %s", ErrNoAgent, in)
 			default:
 			}
 			if ctx.Err() != nil {
-				return Sent{}, ctx.Err()
+				return Result{}, ctx.Err()
 			}
-			return Sent{}, fmt.Errorf("read reply %s: %w", path, err)
+			return Result{}, fmt.Errorf("read reply %s: %w", path, err)
 		}
 		switch f.Type {
-		case FrameStdout:
+		case protocol.FrameStdout:
 			if _, err := stdout.Write(f.Bytes()); err != nil {
-				return Sent{}, fmt.Errorf("write stdout: %w", err)
+				return Result{}, fmt.Errorf("write stdout: %w", err)
 			}
-		case FrameStderr:
+		case protocol.FrameStderr:
 			stderr.Write(f.Bytes())
-		case FrameError:
-			return Sent{}, &RejectedError{Msg: f.Error}
-		case FrameExit:
-			s := Sent{Signal: f.Signal, TimedOut: f.TimedOut}
+		case protocol.FrameError:
+			return Result{}, &RejectedError{Msg: f.Error}
+		case protocol.FrameExit:
+			s := Result{Signal: f.Signal, TimedOut: f.TimedOut}
 			if f.Code != nil {
 				s.Code = *f.Code
 			}
@@ -130,7 +143,7 @@ func replyFIFOName() (string, error) {
 }
 
 func requestLine(id, reply string, stdin []byte, timeout time.Duration) ([]byte, error) {
-	r := Request{ID: id, Reply: reply}
+	r := protocol.Request{ID: id, Reply: reply}
 	if utf8.Valid(stdin) {
 		r.Stdin = string(stdin)
 	} else {
@@ -222,7 +235,7 @@ const finishPatience = time.Second
 // agentStart is when the agent serving dir started, from its status file,
 // or "" when there is none.
 func agentStart(dir string) string {
-	s, err := ReadStatus(filepath.Join(dir, "status.json"))
+	s, err := status.Read(filepath.Join(dir, "status.json"))
 	if err != nil {
 		return ""
 	}

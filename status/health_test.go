@@ -1,4 +1,4 @@
-package bridge
+package status
 
 import (
 	"os"
@@ -9,25 +9,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestCheckHealth(t *testing.T) {
+func TestCheck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")
 	now := time.Now()
 	write := func(s Status) {
-		require.NoError(t, WriteStatus(path, s))
+		require.NoError(t, Write(path, s))
 	}
-	require.ErrorContains(t, CheckHealth(path, now), "no such file")
+	require.ErrorContains(t, Check(path, now), "no such file")
 
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
-	require.NoError(t, CheckHealth(path, now))
+	require.NoError(t, Check(path, now))
 	write(Status{PID: os.Getpid(), State: "backoff", UpdatedAt: now})
-	require.NoError(t, CheckHealth(path, now))
+	require.NoError(t, Check(path, now))
 
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now.Add(-time.Minute)})
-	require.ErrorContains(t, CheckHealth(path, now), "stale")
+	require.ErrorContains(t, Check(path, now), "stale")
 	write(Status{PID: 1 << 22, State: "running", UpdatedAt: now})
-	require.ErrorContains(t, CheckHealth(path, now), "not running")
+	require.ErrorContains(t, Check(path, now), "not running")
 	write(Status{PID: os.Getpid(), State: "stopped", UpdatedAt: now})
-	require.ErrorContains(t, CheckHealth(path, now), "stopped")
+	require.ErrorContains(t, Check(path, now), "stopped")
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
-	require.Error(t, CheckHealth(path, now))
+	require.Error(t, Check(path, now))
 }

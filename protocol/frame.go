@@ -1,8 +1,9 @@
-package bridge
+package protocol
 
 import (
 	"encoding/base64"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,8 @@ type Frame struct {
 	Code       *int   `json:"code,omitempty"`
 	Signal     string `json:"signal,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
+	Canceled   bool   `json:"canceled,omitempty"`
+	Killed     bool   `json:"killed,omitempty"`
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	Error      string `json:"error,omitempty"`
 }
@@ -38,9 +41,9 @@ func (f *Frame) Bytes() []byte {
 	return []byte(f.Data)
 }
 
-// appendDataFrame appends a stdout or stderr frame carrying data, as "data"
+// AppendData appends a stdout or stderr frame carrying data, as "data"
 // when it is valid UTF-8 and as "data_b64" otherwise, and a newline.
-func appendDataFrame(b []byte, id, typ string, data []byte) []byte {
+func AppendData(b []byte, id, typ string, data []byte) []byte {
 	b = appendHead(b, id, typ)
 	if utf8.Valid(data) {
 		b = append(b, `,"data":`...)
@@ -53,39 +56,58 @@ func appendDataFrame(b []byte, id, typ string, data []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-func appendStartFrame(b []byte, id string, pid int) []byte {
+// AppendStart appends the frame that says the request's child started.
+func AppendStart(b []byte, id string, pid int) []byte {
 	b = appendHead(b, id, FrameStart)
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(pid), 10)
 	return append(b, "}\n"...)
 }
 
-func appendExitFrame(b []byte, id string, code int, signal string, timedOut bool, durationMS int64) []byte {
+// Exit is how a request ended, as its exit frame tells it.
+type Exit struct {
+	Code       int    // exit code, or 128+N for signal N
+	Signal     string // name of the signal that ended it, or ""
+	TimedOut   bool   // its time limit ended it
+	Canceled   bool   // a cancel or its reader leaving ended it
+	Killed     bool   // its stop had to escalate to SIGKILL
+	DurationMS int64
+}
+
+// AppendExit appends the one exit frame of an accepted request.
+func AppendExit(b []byte, id string, x Exit) []byte {
 	b = appendHead(b, id, FrameExit)
 	b = append(b, `,"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	if signal != "" {
+	b = strconv.AppendInt(b, int64(x.Code), 10)
+	if x.Signal != "" {
 		b = append(b, `,"signal":`...)
-		b = appendString(b, []byte(signal))
+		b = appendString(b, []byte(x.Signal))
 	}
-	if timedOut {
-		b = append(b, `,"timed_out":true`...)
+	for _, flag := range []struct {
+		set  bool
+		name string
+	}{{x.TimedOut, `,"timed_out":true`}, {x.Canceled, `,"canceled":true`}, {x.Killed, `,"killed":true`}} {
+		if flag.set {
+			b = append(b, flag.name...)
+		}
 	}
 	b = append(b, `,"duration_ms":`...)
-	b = strconv.AppendInt(b, durationMS, 10)
+	b = strconv.AppendInt(b, x.DurationMS, 10)
 	return append(b, "}\n"...)
 }
 
-func appendErrorFrame(b []byte, id, msg string) []byte {
+// AppendError appends the one error frame of a rejected request. A message
+// that is not valid UTF-8 has its bad bytes replaced.
+func AppendError(b []byte, id, msg string) []byte {
 	b = appendHead(b, id, FrameError)
 	b = append(b, `,"error":`...)
-	b = appendString(b, []byte(msg))
+	b = appendString(b, []byte(strings.ToValidUTF8(msg, "\uFFFD")))
 	return append(b, "}\n"...)
 }
 
 func appendHead(b []byte, id, typ string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, []byte(id))
+	b = appendString(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
 	b = append(b, `,"type":"`...)
 	b = append(b, typ...)
 	return append(b, '"')
@@ -120,9 +142,9 @@ func appendString(b, s []byte) []byte {
 	return append(b, '"')
 }
 
-// cutIncompleteRune splits b before a UTF-8 sequence at its end that is cut
+// CutIncompleteRune splits b before a UTF-8 sequence at its end that is cut
 // short, so that a character split across two reads is sent whole.
-func cutIncompleteRune(b []byte) (whole, rest []byte) {
+func CutIncompleteRune(b []byte) (whole, rest []byte) {
 	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
 		if utf8.RuneStart(b[i]) {
 			if !utf8.FullRune(b[i:]) {

@@ -1,4 +1,4 @@
-package bridge
+package status
 
 import (
 	"context"
@@ -50,40 +50,42 @@ type Requests struct {
 	Completed uint64 `json:"completed"`
 }
 
-// statusInterval is how often the status file is rewritten; the contract
+// Interval is how often the status file is rewritten; the contract
 // asks for at least every 5 s and health calls 15 s stale.
-const statusInterval = 2 * time.Second
+const Interval = 2 * time.Second
 
-// statusWriter rewrites the status file from snapshot every statusInterval
-// and whenever poke is called, until ctx is done.
-type statusWriter struct {
+// Writer rewrites the status file from a snapshot function every Interval
+// and whenever Poke is called, until the context given to Run is done.
+type Writer struct {
 	path     string
 	snapshot func() Status
 	poke     chan struct{}
 }
 
-func newStatusWriter(path string, snapshot func() Status) *statusWriter {
-	return &statusWriter{path: path, snapshot: snapshot, poke: make(chan struct{}, 1)}
+// NewWriter returns a Writer of the status file at path.
+func NewWriter(path string, snapshot func() Status) *Writer {
+	return &Writer{path: path, snapshot: snapshot, poke: make(chan struct{}, 1)}
 }
 
 // Poke asks for a rewrite soon, without blocking.
-func (w *statusWriter) Poke() {
+func (w *Writer) Poke() {
 	select {
 	case w.poke <- struct{}{}:
 	default:
 	}
 }
 
-// statusCoalesce is the least time between two writes that changes ask
+// coalesce is the least time between two writes that changes ask
 // for: under a burst of exec requests, the file is rewritten at most this
 // often, not once per request.
-const statusCoalesce = 50 * time.Millisecond
+const coalesce = 50 * time.Millisecond
 
-func (w *statusWriter) run(ctx context.Context) {
-	t := time.NewTicker(statusInterval)
+// Run writes the file until ctx is done; it writes once at once.
+func (w *Writer) Run(ctx context.Context) {
+	t := time.NewTicker(Interval)
 	defer t.Stop()
 	for {
-		w.write()
+		w.Write()
 		select {
 		case <-ctx.Done():
 			return
@@ -92,21 +94,22 @@ func (w *statusWriter) run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(statusCoalesce):
+			case <-time.After(coalesce):
 			}
 		}
 	}
 }
 
-func (w *statusWriter) write() error {
+// Write writes the file now.
+func (w *Writer) Write() error {
 	s := w.snapshot()
 	s.UpdatedAt = time.Now().UTC()
-	return WriteStatus(w.path, s)
+	return Write(w.path, s)
 }
 
-// WriteStatus replaces the file at path with s atomically: readers see the
+// Write replaces the file at path with s atomically: readers see the
 // old content or the new, never a part.
-func WriteStatus(path string, s Status) error {
+func Write(path string, s Status) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
@@ -139,8 +142,8 @@ func WriteStatus(path string, s Status) error {
 	return nil
 }
 
-// ReadStatus reads the status file at path.
-func ReadStatus(path string) (Status, error) {
+// Read reads the status file at path.
+func Read(path string) (Status, error) {
 	var s Status
 	b, err := os.ReadFile(path)
 	if err != nil {

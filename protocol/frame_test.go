@@ -1,4 +1,4 @@
-package bridge
+package protocol
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestDataFramesRoundTrip(t *testing.T) {
 		"empty":         {},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := decodeFrame(t, appendDataFrame(nil, "id\"1", FrameStdout, data))
+			f := decodeFrame(t, AppendData(nil, "id\"1", FrameStdout, data))
 			require.Equal(t, "id\"1", f.ID)
 			require.Equal(t, FrameStdout, f.Type)
 			require.Equal(t, string(data), string(f.Bytes()))
@@ -37,26 +37,28 @@ func TestDataFramesRoundTrip(t *testing.T) {
 		for i := 0; i < 200; i++ {
 			data := make([]byte, rng.Intn(300))
 			rng.Read(data)
-			f := decodeFrame(t, appendDataFrame(nil, "r", FrameStderr, data))
+			f := decodeFrame(t, AppendData(nil, "r", FrameStderr, data))
 			require.Equal(t, data, append([]byte{}, f.Bytes()...))
 		}
 	})
 }
 
 func TestControlFrames(t *testing.T) {
-	f := decodeFrame(t, appendStartFrame(nil, "r1", 1234))
+	f := decodeFrame(t, AppendStart(nil, "r1", 1234))
 	require.Equal(t, Frame{ID: "r1", Type: FrameStart, Pid: 1234}, f)
 
-	f = decodeFrame(t, appendExitFrame(nil, "r1", 137, "KILL", true, 500))
+	f = decodeFrame(t, AppendExit(nil, "r1", Exit{Code: 137, Signal: "KILL", TimedOut: true, Killed: true, DurationMS: 500}))
 	require.Equal(t, 137, *f.Code)
 	require.Equal(t, "KILL", f.Signal)
 	require.True(t, f.TimedOut)
+	require.True(t, f.Killed)
+	require.False(t, f.Canceled)
 	require.EqualValues(t, 500, *f.DurationMS)
 
-	line := appendExitFrame(nil, "r2", 0, "", false, 12)
+	line := AppendExit(nil, "r2", Exit{DurationMS: 12})
 	require.JSONEq(t, `{"id":"r2","type":"exit","code":0,"duration_ms":12}`, string(line))
 
-	f = decodeFrame(t, appendErrorFrame(nil, "r3", "bad \"thing\"\n"))
+	f = decodeFrame(t, AppendError(nil, "r3", "bad \"thing\"\n"))
 	require.Equal(t, "bad \"thing\"\n", f.Error)
 }
 
@@ -64,7 +66,7 @@ func TestCutIncompleteRune(t *testing.T) {
 	euro := []byte("€") // three bytes
 	for cut := 0; cut <= len(euro); cut++ {
 		data := append([]byte("ab"), euro[:cut]...)
-		whole, rest := cutIncompleteRune(data)
+		whole, rest := CutIncompleteRune(data)
 		if cut == 0 || cut == len(euro) {
 			require.Equal(t, data, whole)
 			require.Empty(t, rest)
@@ -73,7 +75,7 @@ func TestCutIncompleteRune(t *testing.T) {
 			require.Equal(t, euro[:cut], rest)
 		}
 	}
-	whole, rest := cutIncompleteRune([]byte{'a', 0xff})
+	whole, rest := CutIncompleteRune([]byte{'a', 0xff})
 	require.Equal(t, []byte{'a', 0xff}, whole, "an invalid byte is not held back")
 	require.Empty(t, rest)
 }
@@ -84,13 +86,13 @@ func BenchmarkAppendDataFrame(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendDataFrame(buf[:0], "r1", FrameStdout, data)
+		buf = AppendData(buf[:0], "r1", FrameStdout, data)
 	}
 }
 
 func BenchmarkDecodeFrame(b *testing.B) {
 	data := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 1500)
-	line := appendDataFrame(nil, "r1", FrameStdout, data)
+	line := AppendData(nil, "r1", FrameStdout, data)
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -105,7 +107,7 @@ func BenchmarkParseRequest(b *testing.B) {
 	line := []byte(`{"id":"r1","reply":"send-1-abc","timeout":"5s","stdin":"summarize the README and list the open issues\n"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseRequest(line); err != nil {
+		if _, err := ParseRequest(line); err != nil {
 			b.Fatal(err)
 		}
 	}
