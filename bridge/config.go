@@ -40,6 +40,16 @@ type Config struct {
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.
 	Forward <-chan os.Signal
+
+	// ProgramPath, if set, is Program already looked up.
+	ProgramPath string
+	// WorkDir, if set, is where children start.
+	WorkDir string
+	// Signals, if set, is the signal state children start with.
+	Signals *child.SignalState
+	// Terminal, if set, is the controlling terminal a stream child gets
+	// the foreground of.
+	Terminal *child.Terminal
 }
 
 // flushGrace bounds how long a stopping agent waits for a reader to take the
@@ -49,7 +59,10 @@ const flushGrace = 500 * time.Millisecond
 
 // spec is how every child of cfg starts, less its stdio.
 func (cfg *Config) spec() child.Spec {
-	spec := child.Spec{Program: cfg.Program, Args: cfg.Args, Credential: cfg.Credential}
+	spec := child.Spec{
+		Program: cfg.Program, Path: cfg.ProgramPath, Args: cfg.Args, Dir: cfg.WorkDir,
+		Credential: cfg.Credential, Signals: cfg.Signals,
+	}
 	if cfg.Credential != nil {
 		spec.Env = child.UserEnv(os.Environ(), cfg.Credential.Uid)
 	}

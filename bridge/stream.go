@@ -36,7 +36,7 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		Reaper:      reaper,
 		Log:         cfg.Log,
 		Start:       s.start,
-		Exited:      func(*child.Process) { s.unwire(s.ctx) },
+		Exited:      s.exited,
 		Changed:     poke,
 		Policy:      cfg.Restart,
 		MaxRestarts: cfg.MaxRestarts,
@@ -110,6 +110,7 @@ func (s *stream) start() (*child.Process, error) {
 	fifo.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	fifo.Grow(stdout)
 	spec := s.cfg.spec()
+	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
 	p, err := s.reaper.Start(spec)
 	childOut.Close() // the child has it; holding it would hide its EOF
@@ -155,6 +156,15 @@ func (s *stream) copyOut(w *wiring) {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 		}
 	}
+}
+
+// exited cleans up after a child whose tree is gone: the terminal comes
+// back to the agent, and the child is unwired.
+func (s *stream) exited(p *child.Process) {
+	if err := s.cfg.Terminal.TakeBack(p); err != nil {
+		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
+	}
+	s.unwire(s.ctx)
 }
 
 // unwire disconnects the child that ended, once its tree is gone: its unread

@@ -30,6 +30,13 @@ type Spec struct {
 	Stdin, Stdout, Stderr *os.File
 	// Credential, if set, is the uid and gid the child runs as.
 	Credential *syscall.Credential
+	// Signals, if set, is the signal mask and ignored set the child
+	// starts with; else it gets the runtime's.
+	Signals *SignalState
+	// Terminal, if set, is the controlling terminal whose foreground
+	// process group the child's group becomes, when the agent's group has
+	// it as the child starts.
+	Terminal *Terminal
 }
 
 // Process is a started child.
@@ -71,10 +78,12 @@ func (p *Process) exit(s ExitStatus) {
 }
 
 type spawnRequest struct {
-	path  string
-	argv  []string
-	attr  *syscall.ProcAttr
-	reply chan spawnResult
+	path    string
+	argv    []string
+	attr    *syscall.ProcAttr
+	signals *SignalState
+	term    *Terminal
+	reply   chan spawnResult
 }
 
 type spawnResult struct {
@@ -109,7 +118,9 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 				Credential: spec.Credential,
 			},
 		},
-		reply: make(chan spawnResult, 1),
+		signals: spec.Signals,
+		term:    spec.Terminal,
+		reply:   make(chan spawnResult, 1),
 	}
 	select {
 	case r.spawn <- req:
@@ -147,10 +158,18 @@ func (r *Reaper) spawnLoop() {
 func (r *Reaper) fork(req spawnRequest) spawnResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pid, err := syscall.ForkExec(req.path, req.argv, req.attr)
+	if req.term != nil && req.term.foreground() {
+		// The child sets its group in the foreground before exec, with
+		// every signal blocked, so it gets no SIGTTOU for it.
+		req.attr.Sys.Foreground, req.attr.Sys.Ctty = true, req.term.fd
+	}
+	pid, err := req.signals.forkWith(func() (int, error) {
+		return syscall.ForkExec(req.path, req.argv, req.attr)
+	})
 	if err != nil {
 		return spawnResult{err: err}
 	}
+	leaveWorkDir()
 	p := &Process{Pid: pid, Started: time.Now(), done: make(chan struct{})}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge"
@@ -41,13 +41,16 @@ func run(args []string) int {
 		return exitUsage
 	}
 
-	// Signals are registered before the first child starts.
-	sigs := make(chan os.Signal, 16)
-	// SIGPIPE is caught, not ignored: an ignored signal would stay ignored in
-	// the children, and caught, a log reader that went away cannot kill us.
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE,
-		syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	// Signals are registered before the first child starts, and after the
+	// signal state to hand on to children is read.
+	sigs, sigState, err := catchSignals()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
+		return exitUsage
+	}
 	defer signal.Stop(sigs)
+	cfg.Signals = sigState
+	cfg.Terminal = child.ControllingTerminal()
 	forward := make(chan os.Signal, 16)
 	cfg.Forward = forward
 	ctx, stop := context.WithCancel(context.Background())
@@ -57,27 +60,11 @@ func run(args []string) int {
 	defer func() { close(done); <-relayed }()
 	go func() {
 		defer close(relayed)
-		for {
-			var sig os.Signal
-			select {
-			case <-done:
-				return
-			case sig = <-sigs:
-			}
-			switch sig {
-			case syscall.SIGTERM, syscall.SIGINT:
-				cfg.Log.Info("stop requested", "signal", child.SignalName(sig.(syscall.Signal)))
-				stop()
-			case syscall.SIGPIPE:
-			default:
-				select {
-				case forward <- sig:
-				default:
-					cfg.Log.Warn("signal dropped: too many pending", "signal", sig.String())
-				}
-			}
-		}
+		relay(sigs, forward, stop, cfg.Log, done)
 	}()
+	// Every path is absolute and children start in cfg.WorkDir: the
+	// agent's own directory is free to go.
+	child.LeaveWorkDirAfterStart()
 
 	st, err := bridge.Run(ctx, cfg)
 	var startErr *child.StartError
@@ -177,7 +164,35 @@ func runConfig(args []string) (*bridge.Config, error) {
 		return nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
+	if err := absolutePaths(cfg); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// absolutePaths makes every path of cfg absolute and records the start
+// directory as the children's, so that the agent may leave it (see
+// child.LeaveWorkDirAfterStart). The program is looked up now, where a
+// relative name means what it says; one not found now is looked up again
+// at each start, to report its error.
+func absolutePaths(cfg *bridge.Config) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("read working directory: %w", err)
+	}
+	cfg.WorkDir = wd
+	for _, p := range []*string{&cfg.Dir, &cfg.In, &cfg.Out, &cfg.StatusPath} {
+		if !filepath.IsAbs(*p) {
+			*p = filepath.Join(wd, *p)
+		}
+	}
+	if path, err := exec.LookPath(cfg.Program); err == nil {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(wd, path)
+		}
+		cfg.ProgramPath = path
+	}
+	return nil
 }
 
 func orDefault(v, def string) string {

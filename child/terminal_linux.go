@@ -1,0 +1,58 @@
+package child
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// Terminal is the controlling terminal the agent was started on, as its
+// stdin. A child started with it gets the terminal's foreground process
+// group, and TakeBack gives it back to the agent's group.
+type Terminal struct {
+	fd   int // the agent's stdin
+	pgrp int // the agent's own process group
+}
+
+// ControllingTerminal returns the agent's stdin when it is the agent's
+// controlling terminal, else nil.
+func ControllingTerminal() *Terminal {
+	// TIOCGPGRP fails with ENOTTY on anything but the caller's own
+	// controlling terminal.
+	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err != nil {
+		return nil
+	}
+	return &Terminal{fd: 0, pgrp: unix.Getpgrp()}
+}
+
+// foreground reports whether the agent's group has the terminal now: only
+// then is it the agent's to hand over. An agent a shell put in the
+// background takes nothing from the shell.
+func (t *Terminal) foreground() bool {
+	pg, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP)
+	return err == nil && pg == t.pgrp
+}
+
+// TakeBack makes the agent's group the terminal's foreground group again,
+// if the group of p, which has ended, still has it. A nil Terminal does
+// nothing.
+func (t *Terminal) TakeBack(p *Process) error {
+	if t == nil {
+		return nil
+	}
+	pg, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP)
+	if err != nil || pg != p.Pid {
+		return nil
+	}
+	// A process outside the foreground group that sets it gets SIGTTOU
+	// unless it blocks or ignores it: block it on this thread alone.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ttou, old unix.Sigset_t
+	sigaddset(&ttou, unix.SIGTTOU)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &ttou, &old); err != nil {
+		return err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, t.pgrp)
+}
