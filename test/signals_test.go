@@ -225,3 +225,27 @@ func TestSignalInheritedState(t *testing.T) {
 	}
 	r.close()
 }
+
+// TestSignalReservedRealtime: 32 and 34, which Go cannot register, do not
+// end the agent, and its child starts with them at their default.
+func TestSignalReservedRealtime(t *testing.T) {
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{program: helperProgram(), helper: "catchall"})
+	r := openReader(t, a.out)
+	r.expectLine("ready")
+	pid := a.waitChild()
+	reserved := sigBit(32) | sigBit(34)
+	if ign, _ := procSigMasks(strconv.Itoa(pid)); ign&reserved != 0 {
+		t.Errorf("the child ignores 32 or 34: SigIgn %016x", ign)
+	}
+	for _, sig := range []syscall.Signal{32, 34} {
+		a.signal(sig)
+		roundTrip(t, a.in, r, "after "+sigName(sig))
+		a.requireRunning()
+	}
+	if code := a.stop(); code != 0 {
+		t.Fatalf("agent exited with %d, want the child's 0", code)
+	}
+	r.expectLine("TERM")
+	r.close()
+}
