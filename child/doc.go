@@ -15,6 +15,10 @@
 //     dies: it is forked from one goroutine locked to an OS thread that lives
 //     as long as the Reaper, since PR_SET_PDEATHSIG fires when the forking
 //     thread, not the process, exits.
+//   - A child given a SignalState starts with the agent's inherited signal
+//     mask and ignored set, as far as the runtime lets them be known (see
+//     SignalState); one given a Terminal the agent's group has gets the
+//     terminal's foreground group before exec.
 //   - Stop signals a child's whole tree (its process group, its descendants
 //     and the orphans it left to the agent), waits, then SIGKILLs what is
 //     left, and returns only when none of it is running.

@@ -167,6 +167,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		return syscall.ForkExec(req.path, req.argv, req.attr)
 	})
 	if err != nil {
+		if req.attr.Sys.Foreground && !req.term.foreground() {
+			req.term.takeBack() // from a child that failed after taking it
+		}
 		return spawnResult{err: err}
 	}
 	leaveWorkDir()

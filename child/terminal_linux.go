@@ -44,6 +44,11 @@ func (t *Terminal) TakeBack(p *Process) error {
 	if err != nil || pg != p.Pid {
 		return nil
 	}
+	return t.takeBack()
+}
+
+// takeBack makes the agent's group the terminal's foreground group.
+func (t *Terminal) takeBack() error {
 	// A process outside the foreground group that sets it gets SIGTTOU
 	// unless it blocks or ignores it: block it on this thread alone.
 	runtime.LockOSThread()
