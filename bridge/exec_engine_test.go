@@ -278,3 +278,105 @@ func TestExecBlankLinesAreSkipped(t *testing.T) {
 	require.EqualValues(t, 0, g.e.rejected.Load())
 	require.EqualValues(t, 1, g.e.accepted.Load())
 }
+
+// A program that cannot start is one error frame, on the request's output.
+func TestExecProgramCannotStart(t *testing.T) {
+	g := startEngine(t, "", func(c *Config) { c.Program = "/nonexistent/program" })
+	out := reader(t, g.e.cfg.Out)
+	g.write(`{"id":"nope"}` + "\n")
+	f := frame(t, out)
+	require.Equal(t, protocol.FrameError, f.Type)
+	require.Equal(t, "nope", f.ID)
+	require.Len(t, g.e.slots, 0, "its slot is free")
+}
+
+// When a request's reply reader leaves, the request is stopped even while
+// its child writes nothing, and its slot is free again.
+func TestExecReplyReaderLeaves(t *testing.T) {
+	g := startEngine(t, "exec sleep 30", func(c *Config) { c.MaxConcurrent = 1 })
+	path := filepath.Join(g.dir, "replies", "gone")
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	f, err := fifo.OpenReaderNow(path)
+	require.NoError(t, err)
+	g.write(`{"id":"q","reply":"gone"}` + "\n")
+	// Until the agent has it open, a read would return EOF.
+	require.Eventually(t, func() bool { return g.e.accepted.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	f.SetReadDeadline(time.Now().Add(10 * time.Second))
+	require.Equal(t, protocol.FrameStart, frame(t, bufio.NewReader(f)).Type)
+	f.Close()
+	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 && len(g.e.slots) == 0 },
+		10*time.Second, 5*time.Millisecond)
+}
+
+// queueOn is a rejection queue of limit bytes writing to a new output FIFO,
+// and that FIFO's path; run is going until the test ends.
+func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out")
+	_, err := fifo.Make(path, 0o600)
+	require.NoError(t, err)
+	sink, err := fifo.OpenSink(path)
+	require.NoError(t, err)
+	q := newRejectionQueue(&outFIFO{sink: sink}, limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); q.run() }()
+	t.Cleanup(func() {
+		sink.Close() // wakes a blocked write
+		q.close()
+		<-done
+	})
+	return q, path
+}
+
+// While a reader takes frames, a full rejection queue holds up its caller
+// (the request loop) rather than drop a frame.
+func TestRejectionQueueBackpressure(t *testing.T) {
+	q, path := queueOn(t, 300)
+	fill(t, path) // the writer blocks at once
+	const n = 20
+	frames := make(chan struct{})
+	go func() {
+		defer close(frames)
+		for i := range n {
+			q.put(protocol.AppendError(nil, fmt.Sprintf("e%02d", i), strings.Repeat("m", 60)))
+		}
+	}()
+	r := reader(t, path)
+	for {
+		b, err := r.ReadByte()
+		require.NoError(t, err)
+		if b != '#' {
+			require.NoError(t, r.UnreadByte())
+			break
+		}
+	}
+	for i := range n {
+		require.Equal(t, fmt.Sprintf("e%02d", i), frame(t, r).ID, "every frame, in order")
+	}
+	<-frames
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.Zero(t, q.dropped)
+}
+
+// With nobody reading the output FIFO, a full rejection queue drops frames
+// after noReaderAfter rather than hold up the request loop for good.
+func TestRejectionQueueDropsWithoutReader(t *testing.T) {
+	q, path := queueOn(t, 300)
+	fill(t, path)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			q.put(protocol.AppendError(nil, fmt.Sprintf("e%02d", i), strings.Repeat("m", 60)))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("put waits although nobody reads the output fifo")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.Greater(t, q.dropped, 0)
+}
