@@ -58,6 +58,7 @@ type output struct {
 	done   chan struct{} // the writer returned
 	left   chan struct{} // closed when a write failed or the reader left
 	once   sync.Once
+	cancel func(reason string) // cancels the request when its reply reader leaves
 
 	watchDone chan struct{} // ends watchReader
 	watched   chan struct{} // watchReader returned
@@ -67,9 +68,10 @@ type output struct {
 }
 
 // newOutput starts the writer of one request's frames; close waits for it.
-func (e *execMode) newOutput(id string, reply *os.File) *output {
+// When the reader of its reply FIFO leaves, cancel is called.
+func (e *execMode) newOutput(id string, reply *os.File, cancel func(reason string)) *output {
 	o := &output{e: e, id: id, reply: reply, frames: make(chan []byte, 1),
-		done: make(chan struct{}), left: make(chan struct{})}
+		done: make(chan struct{}), left: make(chan struct{}), cancel: cancel}
 	if reply != nil {
 		e.mu.Lock()
 		e.writers[o] = struct{}{}
@@ -77,7 +79,7 @@ func (e *execMode) newOutput(id string, reply *os.File) *output {
 		// A reader that leaves shows at once, even while the child is
 		// quiet and nothing is written.
 		o.watchDone, o.watched = make(chan struct{}), make(chan struct{})
-		go func() { defer close(o.watched); watchReader(reply, o.watchDone, o.markLeft) }()
+		go func() { defer close(o.watched); watchReader(reply, o.watchDone, o.readerGone) }()
 	}
 	go func() { defer close(o.done); o.run() }()
 	return o
@@ -111,8 +113,10 @@ func (o *output) run() {
 			continue // dropped: nobody takes it
 		default:
 		}
-		if err := o.write(frame); err != nil {
-			o.markLeft()
+		if err := o.write(frame); os.IsTimeout(err) {
+			o.markLeft("its frames were given up at the stop")
+		} else if err != nil {
+			o.markLeft("its reply reader went away")
 		}
 	}
 }
@@ -131,17 +135,19 @@ func (o *output) write(frame []byte) error {
 	return err
 }
 
-// readerLeft is closed when the request's reply reader is gone; nil (never
-// ready) for a request answered on the output FIFO, whose reader may come
-// and go.
-func (o *output) readerLeft() <-chan struct{} {
-	if o.reply == nil {
-		return nil
-	}
-	return o.left
+// markLeft says nobody takes this request's frames any more: the rest are
+// dropped, and a request answered on its reply FIFO is canceled (the
+// output FIFO's reader may come back; it fails only when given up).
+func (o *output) markLeft(reason string) {
+	o.once.Do(func() {
+		close(o.left)
+		if o.reply != nil {
+			o.cancel(reason)
+		}
+	})
 }
 
-func (o *output) markLeft() { o.once.Do(func() { close(o.left) }) }
+func (o *output) readerGone() { o.markLeft("its reply reader went away") }
 
 // blocked reports whether a reply write has waited d or longer.
 func (o *output) blocked(d time.Duration) bool {

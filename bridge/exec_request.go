@@ -15,11 +15,12 @@ import (
 
 // request is one accepted request whose child runs.
 type request struct {
-	req   protocol.Parsed
-	out   *output
-	p     *child.Process
-	begin time.Time
-	limit *time.Timer // its time limit, armed when the child started; nil: none
+	req    protocol.Parsed
+	out    *output
+	cancel *cancel
+	p      *child.Process
+	begin  time.Time
+	limit  *time.Timer // its time limit, armed when the child started; nil: none
 	// The agent's ends of the child's stdin, stdout and stderr pipes.
 	stdin, stdout, stderr *os.File
 	io                    sync.WaitGroup // the stdin feeder and the pumps
@@ -29,6 +30,23 @@ type request struct {
 type end struct {
 	status   child.ExitStatus
 	timedOut bool
+	canceled bool
+}
+
+// cancel ends one request early: its tree gets the stop sequence and its
+// exit frame says canceled. Its reply reader leaving cancels it (a
+// {"cancel":"ID"} line is meant to, later).
+type cancel struct {
+	once   sync.Once
+	done   chan struct{}
+	reason string
+}
+
+func newCancel() *cancel { return &cancel{done: make(chan struct{})} }
+
+// cancel cancels the request; the first reason given is the one logged.
+func (c *cancel) cancel(reason string) {
+	c.once.Do(func() { c.reason = reason; close(c.done) })
 }
 
 // handle runs one accepted request to its end: start frame, output frames,
@@ -37,9 +55,10 @@ type end struct {
 // whatever happens to its frames; release frees its slot once its tree is
 // gone, even while its frames still wait for a reader.
 func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File, release func()) {
-	out := e.newOutput(req.ID, reply)
+	c := newCancel()
+	out := e.newOutput(req.ID, reply, c.cancel)
 	defer out.close()
-	r, err := e.start(req, out)
+	r, err := e.start(req, out, c)
 	if err != nil {
 		release()
 		e.rejectStarted(req.ID, out, err)
@@ -56,7 +75,7 @@ func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.Fi
 }
 
 // start makes the pipes, starts the child, and arms its time limit.
-func (e *execMode) start(req protocol.Parsed, out *output) (*request, error) {
+func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request, error) {
 	var agentEnds, childEnds [3]*os.File
 	closeAll := func(ends [3]*os.File) {
 		for _, f := range ends {
@@ -84,7 +103,7 @@ func (e *execMode) start(req protocol.Parsed, out *output) (*request, error) {
 		closeAll(agentEnds)
 		return nil, err
 	}
-	r := &request{req: req, out: out, p: p, begin: time.Now(),
+	r := &request{req: req, out: out, cancel: c, p: p, begin: time.Now(),
 		stdin: agentEnds[0], stdout: agentEnds[1], stderr: agentEnds[2]}
 	limit := req.Limit
 	if limit == 0 {
@@ -123,9 +142,9 @@ func (r *request) pump() {
 	go func() { defer r.io.Done(); pump(r.out, r.req.ID, protocol.FrameStderr, r.stderr) }()
 }
 
-// await waits for the child to end: by itself, at its time limit, when its
-// reply reader leaves, or at a stop; in all but the first case it is
-// stopped. It returns once the child is reaped.
+// await waits for the child to end: by itself, at its time limit, when it
+// is canceled, or at a stop; in all but the first case it is stopped. It
+// returns once the child is reaped.
 func (e *execMode) await(ctx context.Context, r *request) end {
 	cfg, p := e.cfg, r.p
 	var expired <-chan time.Time
@@ -139,8 +158,9 @@ func (e *execMode) await(ctx context.Context, r *request) end {
 		x.timedOut = true
 		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.req.Limit)
 		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
-	case <-r.out.readerLeft():
-		cfg.Log.Info("reply reader went away; stopping the request", "id", r.req.ID, "pid", p.Pid)
+	case <-r.cancel.done:
+		x.canceled = true
+		cfg.Log.Info("request canceled; stopping it", "id", r.req.ID, "pid", p.Pid, "why", r.cancel.reason)
 		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-ctx.Done():
 		e.stopForAgent(p)
@@ -198,7 +218,7 @@ func (e *execMode) finish(ctx context.Context, r *request, x end, release func()
 	r.stderr.Close()
 	st := x.status
 	r.out.send(protocol.AppendExit(nil, r.req.ID, protocol.Exit{Code: st.Code(),
-		Signal: child.SignalName(st.Signal()), TimedOut: x.timedOut, DurationMS: duration.Milliseconds()}))
+		Signal: child.SignalName(st.Signal()), TimedOut: x.timedOut, Canceled: x.canceled, DurationMS: duration.Milliseconds()}))
 	e.recordExit(st)
 	<-gone
 }
