@@ -20,7 +20,8 @@ type request struct {
 	cancel *cancel
 	p      *child.Process
 	begin  time.Time
-	limit  *time.Timer // its time limit, armed when the child started; nil: none
+	limit  time.Duration
+	timer  *time.Timer // of limit, armed when the child started; nil: none
 	// The agent's ends of the child's stdin, stdout and stderr pipes.
 	stdin, stdout, stderr *os.File
 	io                    sync.WaitGroup // the stdin feeder and the pumps
@@ -64,8 +65,8 @@ func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.Fi
 		e.rejectStarted(req.ID, out, err)
 		return
 	}
-	if r.limit != nil {
-		defer r.limit.Stop()
+	if r.timer != nil {
+		defer r.timer.Stop()
 	}
 	out.send(protocol.AppendStart(nil, req.ID, r.p.Pid)) // the first frame: never waits
 	r.feed()
@@ -85,13 +86,13 @@ func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request,
 		}
 	}
 	for i := range 3 {
-		a, c, err := pipe(i != 0)
+		ours, theirs, err := pipe(i != 0)
 		if err != nil {
 			closeAll(agentEnds)
 			closeAll(childEnds)
 			return nil, err
 		}
-		agentEnds[i], childEnds[i] = a, c
+		agentEnds[i], childEnds[i] = ours, theirs
 	}
 	spec := e.cfg.spec()
 	spec.Path = e.path
@@ -105,12 +106,12 @@ func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request,
 	}
 	r := &request{req: req, out: out, cancel: c, p: p, begin: time.Now(),
 		stdin: agentEnds[0], stdout: agentEnds[1], stderr: agentEnds[2]}
-	limit := req.Limit
-	if limit == 0 {
-		limit = e.cfg.Timeout
+	r.limit = req.Limit
+	if r.limit == 0 {
+		r.limit = e.cfg.Timeout
 	}
-	if limit > 0 {
-		r.limit = time.NewTimer(limit)
+	if r.limit > 0 {
+		r.timer = time.NewTimer(r.limit)
 	}
 	e.started(p)
 	return r, nil
@@ -148,15 +149,15 @@ func (r *request) pump() {
 func (e *execMode) await(ctx context.Context, r *request) end {
 	cfg, p := e.cfg, r.p
 	var expired <-chan time.Time
-	if r.limit != nil {
-		expired = r.limit.C
+	if r.timer != nil {
+		expired = r.timer.C
 	}
 	var x end
 	select {
 	case <-p.Done():
 	case <-expired:
 		x.timedOut = true
-		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.req.Limit)
+		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.limit)
 		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-r.cancel.done:
 		x.canceled = true
