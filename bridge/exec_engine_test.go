@@ -42,12 +42,7 @@ type engine struct {
 // the test is left.
 func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 	t.Helper()
-	// os/signal's goroutine starts with the first Notify (the Reaper's) and
-	// lives as long as the process: start it before counting.
-	warm := make(chan os.Signal, 1)
-	signal.Notify(warm, syscall.SIGCHLD)
-	signal.Stop(warm)
-	fds, goroutines := countFDs(t), runtime.NumGoroutine()
+	noLeaks(t)
 	dir := t.TempDir()
 	cfg := &Config{
 		Dir: dir, In: filepath.Join(dir, "in"), Out: filepath.Join(dir, "out"),
@@ -82,6 +77,28 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 		g.stopWithin(10 * time.Second)
 		reaper.Close()
 		in.Close()
+	})
+	return g
+}
+
+// noLeaks checks, when the test ends (call it first: its check runs after
+// every later cleanup), that the test left no descriptor or goroutine.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	// os/signal's goroutine starts with the first Notify (the Reaper's) and
+	// lives as long as the process: start it before counting.
+	warm := make(chan os.Signal, 1)
+	signal.Notify(warm, syscall.SIGCHLD)
+	signal.Stop(warm)
+	// So do the runtime poller's epoll and eventfd descriptors, with the
+	// first file it serves.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	fds, goroutines := countFDs(t), runtime.NumGoroutine()
+	t.Cleanup(func() {
+		require.Empty(t, children(t), "processes left behind (children or zombies)")
 		require.Eventually(t, func() bool { return countFDs(t) == fds }, 5*time.Second, 10*time.Millisecond,
 			"descriptors left open")
 		// Not require.Eventually: it runs its condition on a goroutine.
@@ -93,7 +110,20 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-	return g
+}
+
+// children lists this process's children, zombies included.
+func children(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("/proc/self/task/*/children")
+	require.NoError(t, err)
+	var pids []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		pids = append(pids, strings.Fields(string(b))...)
+	}
+	return pids
 }
 
 // stopWithin stops the engine and fails unless run returns within d.
@@ -312,6 +342,7 @@ func TestExecReplyReaderLeaves(t *testing.T) {
 // and that FIFO's path; run is going until the test ends.
 func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
 	t.Helper()
+	noLeaks(t)
 	path := filepath.Join(t.TempDir(), "out")
 	_, err := fifo.Make(path, 0o600)
 	require.NoError(t, err)
