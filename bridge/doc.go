@@ -13,4 +13,21 @@
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and
 //     every descriptor opened here is closed.
+//
+// Guarantees of exec mode:
+//
+//   - Every accepted request ends with exactly one exit frame; a rejected
+//     one gets one error frame, unless nobody could read it (its reply FIFO
+//     is full, or nobody reads the output FIFO): then it is dropped and
+//     logged.
+//   - A request's time limit runs from its child's start; its slot is held
+//     while its tree lives, not while its frames wait for a reader.
+//   - No reader, however slow, holds up the request loop or another
+//     request: each request's frames have a writer of their own, reply
+//     FIFOs are never waited for by the loop, and error frames for the
+//     output FIFO wait in a queue bounded in bytes, which pushes back on the
+//     loop only while a reader takes them.
+//   - A stop returns within -stop-timeout + 1 s when every child dies at
+//     SIGKILL: one give-up deadline ends every write still blocked then,
+//     and leaves writes that make progress to finish.
 package bridge

@@ -2,14 +2,8 @@ package bridge
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/status"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,55 +11,73 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/status"
 )
 
 // execMode is exec mode: one child per request line, at most MaxConcurrent
 // at once; further requests wait on the input FIFO in arrival order.
+//
+// Who may block on what:
+//
+//   - The request loop (serve) reads lines, opens reply FIFOs without
+//     waiting, and waits only for a free slot or, while a reader takes
+//     error frames from the output FIFO, for room in the rejection queue.
+//   - Each request's frames are written by a writer of its own (output), so
+//     a reader that does not read holds up only that request's frames, and
+//     through its full pipes its child, never its time limit or the loop.
+//   - A slot is held while the request's tree lives, not while its frames
+//     wait for a reader.
+//   - At a stop, one give-up deadline (giveUp) ends every write still
+//     blocked then; writes that go on are left to finish.
 type execMode struct {
 	cfg     *Config
 	reaper  *child.Reaper
 	src     *fifo.Source
-	sink    *fifo.Sink
+	out     *outFIFO
 	replies string // DIR/replies
 	poke    func()
 
 	path   string        // PROGRAM looked up in PATH, or ""
-	slots  chan struct{} // one token per running child
+	slots  chan struct{} // one token per running tree
 	nextID atomic.Uint64
 
 	accepted, rejected, completed, starts atomic.Uint64
 	active                                atomic.Int64
 
-	rejections chan []byte // error frames for the output FIFO
+	rejections *rejectionQueue // error frames for the output FIFO
 
-	mu         sync.Mutex
-	running    map[*child.Process]bool
-	replyFiles map[*os.File]struct{} // open reply FIFOs, given up at stop
-	last       *status.LastExit
-	ctx        context.Context // of run; done means stopping
-	unread     []byte          // left in the input FIFO at stop
+	mu      sync.Mutex
+	running map[*child.Process]bool
+	writers map[*output]struct{} // request writers on reply FIFOs
+	last    *status.LastExit
+	ctx     context.Context // of run; done means stopping
+	stopAt  time.Time       // when a stop escalates to SIGKILL; zero until stopping
+	unread  []byte          // left in the input FIFO at stop
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *execMode {
 	// The program is looked up in PATH once, not for every request; a
 	// lookup that fails now is tried again per request, for its error frame.
 	path, _ := exec.LookPath(cfg.Program)
+	out := &outFIFO{sink: sink}
 	return &execMode{
 		path: path,
-		cfg:  cfg, reaper: reaper, src: src, sink: sink, poke: poke,
+		cfg:  cfg, reaper: reaper, src: src, out: out, poke: poke,
 		replies:    filepath.Join(cfg.Dir, "replies"),
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
-		replyFiles: make(map[*os.File]struct{}),
-		rejections: make(chan []byte, rejectionQueue),
+		writers:    make(map[*output]struct{}),
+		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
 	}
 }
 
-// run serves requests until ctx is done; then every running request is
-// stopped and gets its exit frame, and every request line already read gets
-// an error frame, before run returns. A stop never waits on readers: after
-// the stop timeout and half a second, the output FIFO and reply FIFOs are
-// given up. It closes src and sink.
+// run serves requests until ctx is done. Then no request starts; each
+// running one gets the stop sequence (its stop signal, SIGKILL at
+// -stop-timeout) and its exit frame; each line already read gets an error
+// frame. Frames that a reader takes are delivered; writes still blocked at
+// the give-up deadline (-stop-timeout plus flushGrace) are given up. run
+// returns when every request and writer is done, and closes src and the
+// output FIFO.
 func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.mu.Lock()
 	e.ctx = ctx
@@ -75,12 +87,14 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	go func() { defer loops.Done(); e.serve(ctx, &requests) }()
 	go func() { defer loops.Done(); e.forward(ctx) }()
 	writer.Add(1)
-	go func() { defer writer.Done(); e.writeRejections() }()
+	go func() { defer writer.Done(); e.rejections.run() }()
 	<-ctx.Done()
 	e.cfg.Log.Info("stopping: no new requests; stopping running ones")
+
 	finished := make(chan struct{})
-	writer.Add(1)
-	go func() { defer writer.Done(); e.giveUpAfter(e.cfg.StopTimeout+flushGrace, finished) }()
+	var giver sync.WaitGroup
+	giver.Add(1)
+	go func() { defer giver.Done(); e.giveUp(e.stopDeadline().Add(flushGrace), finished) }()
 	// serve wakes when the Source closes and then takes unread, so it is
 	// set before the lock is let go.
 	e.mu.Lock()
@@ -88,163 +102,23 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.mu.Unlock()
 	loops.Wait()
 	requests.Wait()
-	close(finished)
-	close(e.rejections)
+	e.rejections.close()
 	writer.Wait()
-	e.sink.Close()
+	close(finished)
+	giver.Wait()
+	e.out.sink.Close()
 	return child.ExitStatus{}, nil
 }
 
-// giveUpAfter closes the output FIFO and wakes writes to reply FIFOs once
-// d has passed, unless finished is closed first: from then on, frames no
-// reader takes are dropped, so that a stop never waits on readers.
-func (e *execMode) giveUpAfter(d time.Duration, finished <-chan struct{}) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-finished:
-		return
-	case <-t.C:
-	}
-	e.cfg.Log.Warn("stopping: giving up on frames no reader takes")
-	e.sink.Close()
+// stopDeadline is when a stop escalates to SIGKILL: -stop-timeout after
+// the stop began. The first caller once stopping fixes it.
+func (e *execMode) stopDeadline() time.Time {
 	e.mu.Lock()
-	for f := range e.replyFiles {
-		f.SetWriteDeadline(time.Unix(1, 0))
+	defer e.mu.Unlock()
+	if e.stopAt.IsZero() {
+		e.stopAt = time.Now().Add(e.cfg.StopTimeout)
 	}
-	e.mu.Unlock()
-}
-
-// serve reads request lines and starts each, waiting for a free slot first.
-// When the Source is closed, the lines it had already read are refused.
-func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
-	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
-	for {
-		line, err := lines.Next()
-		var tooLong *protocol.TooLongError
-		if err != nil && !errors.As(err, &tooLong) {
-			break // the Source was closed: stopping
-		}
-		e.accept(ctx, line, err, requests)
-	}
-	e.mu.Lock()
-	unread := e.unread
-	e.mu.Unlock()
-	for _, line := range protocol.SplitLines(append(lines.Rest(), unread...)) {
-		e.accept(ctx, line, nil, requests)
-	}
-}
-
-// accept handles one request line (or the errTooLong that stands for one):
-// it starts the request or rejects it with one error frame.
-func (e *execMode) accept(ctx context.Context, line []byte, err error, requests *sync.WaitGroup) {
-	var req protocol.Parsed
-	var tooLong *protocol.TooLongError
-	if errors.As(err, &tooLong) {
-		req.ID, req.Reply = protocol.SalvageHead(tooLong.Head)
-	} else if err == nil {
-		req, err = protocol.ParseRequest(line)
-	}
-	if req.ID == "" {
-		req.ID = e.newID()
-	}
-	// Even a request that is refused is answered on its reply FIFO when it
-	// names a usable one: that is where its sender listens.
-	var reply *os.File
-	if req.Reply != "" && protocol.ValidReplyName(req.Reply) {
-		var rerr error
-		reply, rerr = e.openReply(req.Reply)
-		if err == nil {
-			err = rerr
-		}
-	}
-	if err == nil && len(req.Args) > 0 && !e.cfg.AllowArgs {
-		err = errors.New("args given but the agent runs without -allow-args")
-	}
-	if err == nil && ctx.Err() != nil {
-		err = errors.New("agent is stopping")
-	}
-	if err == nil {
-		select {
-		case e.slots <- struct{}{}:
-		case <-ctx.Done():
-			err = errors.New("agent is stopping")
-		}
-	}
-	if err != nil {
-		e.reject(req.ID, reply, err)
-		return
-	}
-	requests.Add(1)
-	go func() {
-		defer requests.Done()
-		defer func() { <-e.slots }()
-		e.handle(ctx, req, reply)
-	}()
-}
-
-func (e *execMode) newID() string { return "r" + strconv.FormatUint(e.nextID.Add(1), 10) }
-
-// rejectionQueue bounds the error frames waiting for the output FIFO; past
-// it they are dropped (and logged), so that bad input nobody reads the
-// answers to never stops the agent from reading requests.
-const rejectionQueue = 256
-
-// reject answers a request that will not run with one error frame: on its
-// reply FIFO when it named a usable one, else on the output FIFO, through a
-// queue, without waiting for a reader.
-func (e *execMode) reject(id string, reply *os.File, err error) {
-	e.rejected.Add(1)
-	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	frame := protocol.AppendError(nil, id, err.Error())
-	defer e.poke()
-	if reply != nil {
-		reply.SetWriteDeadline(time.Now().Add(max(e.cfg.StopTimeout, time.Second)))
-		reply.Write(frame)
-		e.closeReply(reply)
-		return
-	}
-	select {
-	case e.rejections <- frame:
-	default:
-		e.cfg.Log.Warn("error frame dropped: nobody reads the output FIFO", "id", id)
-	}
-}
-
-// writeRejections writes queued error frames to the output FIFO until the
-// queue is closed.
-func (e *execMode) writeRejections() {
-	for frame := range e.rejections {
-		e.sink.Write(frame)
-	}
-}
-
-// openReply opens DIR/replies/name for writing: a FIFO, never a link or
-// another file, with a reader waiting on it. Nothing is created or written
-// when it is anything else.
-func (e *execMode) openReply(name string) (*os.File, error) {
-	path := filepath.Join(e.replies, name)
-	f, err := fifo.OpenWriterNow(path)
-	if err != nil {
-		return nil, fmt.Errorf("reply %q: %w", name, err)
-	}
-	// A hard link could make the input FIFO, or another client's reply
-	// FIFO, a reply FIFO: only a FIFO with one name is one.
-	if fi, err := f.Stat(); err != nil || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
-		f.Close()
-		return nil, fmt.Errorf("reply %q: %w: it has other names (hard links)", name, fifo.ErrNotFIFO)
-	}
-	e.mu.Lock()
-	e.replyFiles[f] = struct{}{}
-	e.mu.Unlock()
-	return f, nil
-}
-
-func (e *execMode) closeReply(f *os.File) {
-	e.mu.Lock()
-	delete(e.replyFiles, f)
-	e.mu.Unlock()
-	f.Close()
+	return e.stopAt
 }
 
 // forward passes signals to every running child's process group.
@@ -281,31 +155,3 @@ func (e *execMode) snapshot() status.Status {
 	}
 	return st
 }
-
-// output is where one request's frames go, one frame at a time.
-type output struct {
-	mu    sync.Mutex
-	e     *execMode
-	reply *os.File // nil: the output FIFO
-	gone  chan struct{}
-	once  sync.Once
-}
-
-// write writes one frame. When the reply FIFO's reader is gone, the request
-// is cancelled through gone.
-func (o *output) write(frame []byte) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var err error
-	if o.reply != nil {
-		_, err = o.reply.Write(frame)
-	} else {
-		_, err = o.e.sink.Write(frame)
-	}
-	if err != nil {
-		o.markGone()
-	}
-}
-
-// markGone says the request's reader is gone: the request is stopped.
-func (o *output) markGone() { o.once.Do(func() { close(o.gone) }) }

@@ -2,130 +2,233 @@ package bridge
 
 import (
 	"context"
-	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
-	"golang.org/x/sys/unix"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
 )
+
+// request is one accepted request whose child runs.
+type request struct {
+	req    protocol.Parsed
+	out    *output
+	cancel *cancel
+	p      *child.Process
+	begin  time.Time
+	limit  time.Duration
+	timer  *time.Timer // of limit, armed when the child started; nil: none
+	// The agent's ends of the child's stdin, stdout and stderr pipes.
+	stdin, stdout, stderr *os.File
+	io                    sync.WaitGroup // the stdin feeder and the pumps
+}
+
+// end is how a request's child ended.
+type end struct {
+	status   child.ExitStatus
+	timedOut bool
+	canceled bool
+}
+
+// cancel ends one request early: its tree gets the stop sequence and its
+// exit frame says canceled. Its reply reader leaving cancels it (a
+// {"cancel":"ID"} line is meant to, later).
+type cancel struct {
+	once   sync.Once
+	done   chan struct{}
+	reason string
+}
+
+func newCancel() *cancel { return &cancel{done: make(chan struct{})} }
+
+// cancel cancels the request; the first reason given is the one logged.
+func (c *cancel) cancel(reason string) {
+	c.once.Do(func() { c.reason = reason; close(c.done) })
+}
 
 // handle runs one accepted request to its end: start frame, output frames,
 // exactly one exit frame (or one error frame if the program cannot start),
-// and its whole tree gone.
-func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File) {
-	cfg := e.cfg
-	out := &output{e: e, reply: reply, gone: make(chan struct{})}
-	if reply != nil {
-		defer e.closeReply(reply)
-		// A reader that leaves shows at once, even while the child is quiet.
-		done := make(chan struct{})
-		watched := make(chan struct{})
-		go func() { defer close(watched); watchReader(reply, done, out.markGone) }()
-		defer func() { close(done); <-watched }()
-	}
-
-	var ends []*os.File // every pipe end, closed when done
-	defer func() {
-		for _, f := range ends {
-			f.Close()
-		}
-	}()
-	var childEnds [3]*os.File
-	var agentEnds [3]*os.File
-	for i := range 3 {
-		a, c, err := pipe(i != 0)
-		if err != nil {
-			e.rejectStarted(req.ID, out, err)
-			return
-		}
-		ends = append(ends, a, c)
-		agentEnds[i], childEnds[i] = a, c
-	}
-	spec := cfg.spec()
-	spec.Path = e.path
-	spec.Args = append(append([]string(nil), cfg.Args...), req.Args...)
-	spec.Stdin, spec.Stdout, spec.Stderr = childEnds[0], childEnds[1], childEnds[2]
-	p, err := e.reaper.Start(spec)
-	for _, c := range childEnds {
-		c.Close() // only the child holds them now: EOF and EPIPE work
-	}
+// and its whole tree gone. Its time limit runs from the child's start,
+// whatever happens to its frames; release frees its slot once its tree is
+// gone, even while its frames still wait for a reader.
+func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File, release func()) {
+	c := newCancel()
+	out := e.newOutput(req.ID, reply, c.cancel)
+	defer out.close()
+	r, err := e.start(req, out, c)
 	if err != nil {
+		release()
 		e.rejectStarted(req.ID, out, err)
 		return
 	}
-	begin := time.Now()
+	if r.timer != nil {
+		defer r.timer.Stop()
+	}
+	out.send(protocol.AppendStart(nil, req.ID, r.p.Pid)) // the first frame: never waits
+	r.feed()
+	r.pump()
+	end := e.await(ctx, r)
+	e.finish(ctx, r, end, release)
+}
+
+// start makes the pipes, starts the child, and arms its time limit.
+func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request, error) {
+	var agentEnds, childEnds [3]*os.File
+	closeAll := func(ends [3]*os.File) {
+		for _, f := range ends {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	for i := range 3 {
+		ours, theirs, err := pipe(i != 0)
+		if err != nil {
+			closeAll(agentEnds)
+			closeAll(childEnds)
+			return nil, err
+		}
+		agentEnds[i], childEnds[i] = ours, theirs
+	}
+	spec := e.cfg.spec()
+	spec.Path = e.path
+	spec.Args = append(append([]string(nil), e.cfg.Args...), req.Args...)
+	spec.Stdin, spec.Stdout, spec.Stderr = childEnds[0], childEnds[1], childEnds[2]
+	p, err := e.reaper.Start(spec)
+	closeAll(childEnds) // only the child holds them now: EOF and EPIPE work
+	if err != nil {
+		closeAll(agentEnds)
+		return nil, err
+	}
+	r := &request{req: req, out: out, cancel: c, p: p, begin: time.Now(),
+		stdin: agentEnds[0], stdout: agentEnds[1], stderr: agentEnds[2]}
+	r.limit = req.Limit
+	if r.limit == 0 {
+		r.limit = e.cfg.Timeout
+	}
+	if r.limit > 0 {
+		r.timer = time.NewTimer(r.limit)
+	}
 	e.started(p)
-	defer e.finished(p)
-	out.write(protocol.AppendStart(nil, req.ID, p.Pid))
-
-	var wg sync.WaitGroup
-	if len(req.Stdin) <= smallStdin {
-		agentEnds[0].Write(req.Stdin) // fits in the empty pipe: never waits
-		agentEnds[0].Close()
-	} else {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			agentEnds[0].Write(req.Stdin) // fails when the child exits unread
-			agentEnds[0].Close()
-		}()
-	}
-	wg.Add(2)
-	go func() { defer wg.Done(); pump(out, req.ID, protocol.FrameStdout, agentEnds[1]) }()
-	go func() { defer wg.Done(); pump(out, req.ID, protocol.FrameStderr, agentEnds[2]) }()
-
-	limit := req.Limit
-	if limit == 0 {
-		limit = cfg.Timeout
-	}
-	var expired <-chan time.Time
-	if limit > 0 {
-		t := time.NewTimer(limit)
-		defer t.Stop()
-		expired = t.C
-	}
-	timedOut := false
-	select {
-	case <-p.Done():
-	case <-expired:
-		timedOut = true
-		cfg.Log.Info("request timed out", "id", req.ID, "pid", p.Pid, "timeout", limit)
-		e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout)
-	case <-ctx.Done():
-		e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout)
-	case <-out.gone:
-		cfg.Log.Info("reply reader went away; stopping the request", "id", req.ID, "pid", p.Pid)
-		e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout)
-	}
-	st := p.Status()
-	duration := time.Since(begin)
-
-	// The child is gone: what it wrote is in the pipes. Take that, and do
-	// not wait for a grandchild that still holds them.
-	past := time.Unix(1, 0)
-	for _, a := range agentEnds {
-		a.SetDeadline(past)
-	}
-	wg.Wait()
-	out.write(protocol.AppendExit(nil, req.ID, protocol.Exit{Code: st.Code(), Signal: child.SignalName(st.Signal()), TimedOut: timedOut, DurationMS: duration.Milliseconds()}))
-	e.recordExit(st)
-	e.reaper.Stop(p, cfg.StopSignal, cfg.StopTimeout) // the rest of its tree
+	return r, nil
 }
 
 // smallStdin is the most stdin an empty pipe takes in one write (its
 // default capacity): written inline, it needs no goroutine.
 const smallStdin = 64 << 10
 
+// feed writes the request's stdin to the child and closes it.
+func (r *request) feed() {
+	if len(r.req.Stdin) <= smallStdin {
+		r.stdin.Write(r.req.Stdin) // fits in the empty pipe: never waits
+		r.stdin.Close()
+		return
+	}
+	r.io.Add(1)
+	go func() {
+		defer r.io.Done()
+		r.stdin.Write(r.req.Stdin) // fails when the child exits unread, or at drain
+		r.stdin.Close()
+	}()
+}
+
+// pump turns the child's stdout and stderr into frames until drain.
+func (r *request) pump() {
+	r.io.Add(2)
+	go func() { defer r.io.Done(); pump(r.out, r.req.ID, protocol.FrameStdout, r.stdout) }()
+	go func() { defer r.io.Done(); pump(r.out, r.req.ID, protocol.FrameStderr, r.stderr) }()
+}
+
+// await waits for the child to end: by itself, at its time limit, when it
+// is canceled, or at a stop; in all but the first case it is stopped. It
+// returns once the child is reaped.
+func (e *execMode) await(ctx context.Context, r *request) end {
+	cfg, p := e.cfg, r.p
+	var expired <-chan time.Time
+	if r.timer != nil {
+		expired = r.timer.C
+	}
+	var x end
+	select {
+	case <-p.Done():
+	case <-expired:
+		x.timedOut = true
+		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.limit)
+		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+	case <-r.cancel.done:
+		x.canceled = true
+		cfg.Log.Info("request canceled; stopping it", "id", r.req.ID, "pid", p.Pid, "why", r.cancel.reason)
+		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+	case <-ctx.Done():
+		e.stopForAgent(p)
+	}
+	x.status = p.Status()
+	return x
+}
+
+// stopForAgent gives the child's process group the stop signal and, if it
+// is still there at the stop's deadline, SIGKILL; it returns once the child
+// is reaped. It signals the group, without a scan of /proc, so that a
+// hundred requests stopping at once reach their exit frames quickly; the
+// rest of the tree is cleaned up by finish.
+func (e *execMode) stopForAgent(p *child.Process) {
+	p.Signal(e.cfg.StopSignal)
+	t := time.NewTimer(time.Until(e.stopDeadline()))
+	defer t.Stop()
+	select {
+	case <-p.Done():
+		return
+	case <-t.C:
+	}
+	p.Signal(syscall.SIGKILL)
+	<-p.Done()
+}
+
+// stopTimeout is how long a request's tree gets between the stop signal
+// and SIGKILL: -stop-timeout, but no later than the agent's own stop.
+func (e *execMode) stopTimeout(ctx context.Context) time.Duration {
+	if ctx.Err() == nil {
+		return e.cfg.StopTimeout
+	}
+	return max(time.Until(e.stopDeadline()), 0)
+}
+
+// finish ends a request whose child was reaped: the rest of its tree is
+// stopped (and then its slot freed) while its output is taken from the
+// pipes and the exit frame follows it. A grandchild that keeps the pipes
+// open does not hold the exit frame.
+func (e *execMode) finish(ctx context.Context, r *request, x end, release func()) {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		e.reaper.Stop(r.p, e.cfg.StopSignal, e.stopTimeout(ctx))
+		e.finished(r.p)
+		release()
+	}()
+	duration := time.Since(r.begin)
+	past := time.Unix(1, 0)
+	for _, f := range []*os.File{r.stdin, r.stdout, r.stderr} {
+		f.SetDeadline(past)
+	}
+	r.io.Wait()
+	r.stdout.Close()
+	r.stderr.Close()
+	st := x.status
+	r.out.send(protocol.AppendExit(nil, r.req.ID, protocol.Exit{Code: st.Code(),
+		Signal: child.SignalName(st.Signal()), TimedOut: x.timedOut, Canceled: x.canceled, DurationMS: duration.Milliseconds()}))
+	e.recordExit(st)
+	<-gone
+}
+
 // pump turns what the child writes to f into frames of type typ until f ends
 // or its deadline passes; then it takes what is still buffered and returns.
 // A UTF-8 character cut between two reads is sent whole.
 func pump(out *output, id, typ string, f *os.File) {
 	buf := make([]byte, 64<<10)
-	var frame []byte
 	held := 0 // bytes of a cut character kept at the start of buf
 	send := func(data []byte, final bool) {
 		whole, rest := data, []byte(nil)
@@ -133,8 +236,7 @@ func pump(out *output, id, typ string, f *os.File) {
 			whole, rest = protocol.CutIncompleteRune(data)
 		}
 		if len(whole) > 0 {
-			frame = protocol.AppendData(frame[:0], id, typ, whole)
-			out.write(frame)
+			out.send(protocol.AppendData(nil, id, typ, whole))
 		}
 		held = copy(buf, rest)
 	}
@@ -151,13 +253,6 @@ func pump(out *output, id, typ string, f *os.File) {
 	send(append(buf[:held:held], left...), true)
 }
 
-func (e *execMode) rejectStarted(id string, out *output, err error) {
-	e.rejected.Add(1)
-	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	out.write(protocol.AppendError(nil, id, err.Error()))
-	e.poke()
-}
-
 func (e *execMode) started(p *child.Process) {
 	e.accepted.Add(1)
 	e.starts.Add(1)
@@ -168,6 +263,7 @@ func (e *execMode) started(p *child.Process) {
 	e.poke()
 }
 
+// finished counts a request whose tree is gone.
 func (e *execMode) finished(p *child.Process) {
 	e.mu.Lock()
 	delete(e.running, p)
@@ -182,33 +278,3 @@ func (e *execMode) recordExit(st child.ExitStatus) {
 	e.last = &status.LastExit{Code: st.Code(), Signal: child.SignalName(st.Signal()), At: time.Now().UTC()}
 	e.mu.Unlock()
 }
-
-// watchReader calls gone when the reply FIFO f has no reader left: the write
-// end of a pipe polls POLLERR then. It looks until done is closed.
-func watchReader(f *os.File, done <-chan struct{}, gone func()) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	for {
-		var revents int16
-		rc.Control(func(fd uintptr) {
-			fds := []unix.PollFd{{Fd: int32(fd)}}
-			if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
-				revents = fds[0].Revents
-			}
-		})
-		if revents&(unix.POLLERR|unix.POLLHUP) != 0 {
-			gone()
-			return
-		}
-		select {
-		case <-done:
-			return
-		case <-time.After(readerCheck):
-		}
-	}
-}
-
-// readerCheck is how often a reply FIFO is checked for a reader.
-const readerCheck = 100 * time.Millisecond

@@ -1,0 +1,413 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// engine is an execMode on temporary FIFOs, run by the test: the FIFOs,
+// the agent's ends of them, a writer of its input, and a way to stop it.
+type engine struct {
+	t       *testing.T
+	e       *execMode
+	dir     string
+	in      *os.File // writes requests
+	stop    context.CancelFunc
+	stopped chan struct{} // run returned
+	reaper  *child.Reaper
+}
+
+// startEngine runs exec mode with PROGRAM /bin/sh -c script. It checks, when
+// the test ends, that run returned and that no descriptor or goroutine of
+// the test is left.
+func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
+	t.Helper()
+	noLeaks(t)
+	dir := t.TempDir()
+	cfg := &Config{
+		Dir: dir, In: filepath.Join(dir, "in"), Out: filepath.Join(dir, "out"),
+		Mode: "exec", Program: "/bin/sh", Args: []string{"-c", script},
+		StopSignal: syscall.SIGTERM, StopTimeout: 300 * time.Millisecond,
+		MaxConcurrent: 4, MaxRequest: 1 << 20,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if testing.Verbose() {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if tune != nil {
+		tune(cfg)
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "replies"), 0o700))
+	for _, p := range []string{cfg.In, cfg.Out} {
+		_, err := fifo.Make(p, 0o600)
+		require.NoError(t, err)
+	}
+	src, err := fifo.OpenSource(cfg.In)
+	require.NoError(t, err)
+	sink, err := fifo.OpenSink(cfg.Out)
+	require.NoError(t, err)
+	in, err := fifo.OpenWriterNow(cfg.In)
+	require.NoError(t, err)
+	reaper := child.NewReaper(cfg.Log)
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &engine{t: t, dir: dir, in: in, stop: cancel, stopped: make(chan struct{}), reaper: reaper,
+		e: newExecMode(cfg, reaper, src, sink, func() {})}
+	go func() { defer close(g.stopped); g.e.run(ctx) }()
+	t.Cleanup(func() {
+		g.stopWithin(10 * time.Second)
+		reaper.Close()
+		in.Close()
+	})
+	return g
+}
+
+// noLeaks checks, when the test ends (call it first: its check runs after
+// every later cleanup), that the test left no descriptor or goroutine.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	// os/signal's goroutine starts with the first Notify (the Reaper's) and
+	// lives as long as the process: start it before counting.
+	warm := make(chan os.Signal, 1)
+	signal.Notify(warm, syscall.SIGCHLD)
+	signal.Stop(warm)
+	// So do the runtime poller's epoll and eventfd descriptors, with the
+	// first file it serves.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	fds, goroutines := countFDs(t), runtime.NumGoroutine()
+	t.Cleanup(func() {
+		require.Empty(t, children(t), "processes left behind (children or zombies)")
+		require.Eventually(t, func() bool { return countFDs(t) == fds }, 5*time.Second, 10*time.Millisecond,
+			"descriptors left open")
+		// Not require.Eventually: it runs its condition on a goroutine.
+		for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines; {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("%d goroutines left running, %d before:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// children lists this process's children, zombies included.
+func children(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("/proc/self/task/*/children")
+	require.NoError(t, err)
+	var pids []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		pids = append(pids, strings.Fields(string(b))...)
+	}
+	return pids
+}
+
+// stopWithin stops the engine and fails unless run returns within d.
+func (g *engine) stopWithin(d time.Duration) {
+	g.t.Helper()
+	g.stop()
+	select {
+	case <-g.stopped:
+	case <-time.After(d):
+		buf := make([]byte, 1<<20)
+		g.t.Fatalf("run did not return within %v of the stop:\n%s", d, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// write writes request lines to the input FIFO.
+func (g *engine) write(lines string) {
+	g.t.Helper()
+	g.in.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := g.in.Write([]byte(lines))
+	require.NoError(g.t, err)
+}
+
+// reader opens a FIFO for reading; closed when the test ends.
+func reader(t *testing.T, path string) *bufio.Reader {
+	t.Helper()
+	f, err := fifo.OpenReaderNow(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	f.SetReadDeadline(time.Now().Add(20 * time.Second))
+	return bufio.NewReader(f)
+}
+
+// frame reads the next frame from r.
+func frame(t *testing.T, r *bufio.Reader) protocol.Frame {
+	t.Helper()
+	line, err := r.ReadBytes('\n')
+	require.NoError(t, err, "read a frame; got %q", line)
+	var f protocol.Frame
+	require.NoError(t, json.Unmarshal(line, &f), "%q", line)
+	return f
+}
+
+// fill makes the FIFO at path full; the agent's end keeps it open, so it
+// needs no reader.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	chunk := bytes.Repeat([]byte("#"), 4096)
+	for {
+		if _, err := unix.Write(fd, chunk); err != nil {
+			require.ErrorIs(t, err, unix.EAGAIN)
+			return
+		}
+	}
+}
+
+// stalledReply makes replies/name, opens it for reading never to read it,
+// and fills it.
+func (g *engine) stalledReply(name string) {
+	g.t.Helper()
+	path := filepath.Join(g.dir, "replies", name)
+	require.NoError(g.t, unix.Mkfifo(path, 0o600))
+	reader(g.t, path)
+	fill(g.t, path)
+}
+
+// The stop's give-up deadline ends a write to an output FIFO that is full
+// and nobody reads: run returns within -stop-timeout plus a second.
+func TestExecStopGivesUpBlockedOutput(t *testing.T) {
+	g := startEngine(t, "cat", nil)
+	fill(t, g.e.cfg.Out)
+	g.write("hello\n" + strings.Repeat("{bad\n", 3000))
+	require.Eventually(t, func() bool { return g.e.rejected.Load() == 3000 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return g.e.out.blocked(blockedAfter) }, 10*time.Second, 5*time.Millisecond)
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// A request's time limit runs from its start even when its start frame
+// cannot be written, and its slot is freed although its frames wait.
+func TestExecTimeLimitArmedAtStart(t *testing.T) {
+	g := startEngine(t, "exec sleep 30", func(c *Config) { c.MaxConcurrent = 1 })
+	fill(t, g.e.cfg.Out)
+	g.write(`{"id":"slow","timeout":"100ms"}` + "\n")
+	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 && g.e.active.Load() == 0 },
+		10*time.Second, 5*time.Millisecond, "the request ended at its limit")
+	require.Len(t, g.e.slots, 0, "its slot is free")
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// A burst of bad lines, while a reader takes the output, gets every one of
+// its error frames: the request loop waits for the rejection queue rather
+// than drop.
+func TestExecRejectionBurstWithReader(t *testing.T) {
+	g := startEngine(t, "cat", nil)
+	out := reader(t, g.e.cfg.Out)
+	const n = 3000
+	var burst strings.Builder
+	for i := range n {
+		fmt.Fprintf(&burst, `{"id":"e%d","x":%s}`+"\n", i, strings.Repeat("[", 50))
+	}
+	written := make(chan struct{})
+	go func() { defer close(written); g.write(burst.String()) }()
+	for i := range n {
+		f := frame(t, out)
+		require.Equal(t, protocol.FrameError, f.Type)
+		require.Equal(t, fmt.Sprintf("e%d", i), f.ID, "error frames in order, none dropped")
+	}
+	<-written
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// Requests whose reply FIFOs are full and never read, accepted or
+// rejected, do not hold up the request loop or another request; the stop
+// gives their writes up.
+func TestExecStalledReplyDoesNotBlockAccept(t *testing.T) {
+	g := startEngine(t, "cat", func(c *Config) { c.MaxConcurrent = 8 })
+	out := reader(t, g.e.cfg.Out)
+	big := strings.Repeat("z", 300_000)
+	for i := range 3 {
+		name := fmt.Sprintf("stall%d", i)
+		g.stalledReply(name)
+		g.write(fmt.Sprintf(`{"id":"a%d","reply":%q,"stdin":%q}`+"\n", i, name, big))
+		g.write(fmt.Sprintf(`{"id":"b%d","reply":%q,"args":["x"]}`+"\n", i, name))
+	}
+	g.write(`{"id":"honest","stdin":"hi\n"}` + "\n")
+	var got []string
+	for {
+		f := frame(t, out)
+		require.Equal(t, "honest", f.ID)
+		got = append(got, f.Type)
+		if f.Type == protocol.FrameExit {
+			break
+		}
+	}
+	require.Equal(t, []string{"start", "stdout", "exit"}, got)
+	require.Eventually(t, func() bool { return g.e.rejected.Load() == 3 }, 10*time.Second, 5*time.Millisecond)
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// At a stop, running requests whose trees ignore the stop signal are
+// killed at -stop-timeout and each gets its exit frame, to a reader that is
+// attached; lines read but not started get an error frame each.
+func TestExecStopOrdering(t *testing.T) {
+	g := startEngine(t, `trap "" TERM; echo ready; exec sleep 30`, func(c *Config) { c.MaxConcurrent = 3 })
+	out := reader(t, g.e.cfg.Out)
+	g.write(`{"id":"k0"}` + "\n" + `{"id":"k1"}` + "\n" + `{"id":"k2"}` + "\n" + `{"id":"q"}` + "\n")
+	for ready := 0; ready < 3; {
+		if f := frame(t, out); f.Type == protocol.FrameStdout {
+			ready++
+		}
+	}
+	g.stop()
+	ends := map[string]protocol.Frame{}
+	for len(ends) < 4 {
+		f := frame(t, out)
+		if f.Type == protocol.FrameExit || f.Type == protocol.FrameError {
+			require.NotContains(t, ends, f.ID, "one end per request")
+			ends[f.ID] = f
+		}
+	}
+	for _, id := range []string{"k0", "k1", "k2"} {
+		require.Equal(t, protocol.FrameExit, ends[id].Type, id)
+		require.Equal(t, "KILL", ends[id].Signal, id)
+	}
+	require.Equal(t, protocol.FrameError, ends["q"].Type)
+	require.Contains(t, ends["q"].Error, "stopping")
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// Blank lines are skipped, not requests.
+func TestExecBlankLinesAreSkipped(t *testing.T) {
+	g := startEngine(t, "cat", nil)
+	out := reader(t, g.e.cfg.Out)
+	g.write("\n  \t\r\n\nreal\n")
+	f := frame(t, out)
+	require.Equal(t, protocol.FrameStart, f.Type)
+	f = frame(t, out)
+	require.Equal(t, "real\n", string(f.Bytes()))
+	require.Equal(t, protocol.FrameExit, frame(t, out).Type)
+	require.EqualValues(t, 0, g.e.rejected.Load())
+	require.EqualValues(t, 1, g.e.accepted.Load())
+}
+
+// A program that cannot start is one error frame, on the request's output.
+func TestExecProgramCannotStart(t *testing.T) {
+	g := startEngine(t, "", func(c *Config) { c.Program = "/nonexistent/program" })
+	out := reader(t, g.e.cfg.Out)
+	g.write(`{"id":"nope"}` + "\n")
+	f := frame(t, out)
+	require.Equal(t, protocol.FrameError, f.Type)
+	require.Equal(t, "nope", f.ID)
+	require.Len(t, g.e.slots, 0, "its slot is free")
+}
+
+// When a request's reply reader leaves, the request is stopped even while
+// its child writes nothing, and its slot is free again.
+func TestExecReplyReaderLeaves(t *testing.T) {
+	g := startEngine(t, "exec sleep 30", func(c *Config) { c.MaxConcurrent = 1 })
+	path := filepath.Join(g.dir, "replies", "gone")
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	f, err := fifo.OpenReaderNow(path)
+	require.NoError(t, err)
+	g.write(`{"id":"q","reply":"gone"}` + "\n")
+	// Until the agent has it open, a read would return EOF.
+	require.Eventually(t, func() bool { return g.e.accepted.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	f.SetReadDeadline(time.Now().Add(10 * time.Second))
+	require.Equal(t, protocol.FrameStart, frame(t, bufio.NewReader(f)).Type)
+	f.Close()
+	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 && len(g.e.slots) == 0 },
+		10*time.Second, 5*time.Millisecond)
+}
+
+// queueOn is a rejection queue of limit bytes writing to a new output FIFO,
+// and that FIFO's path; run is going until the test ends.
+func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
+	t.Helper()
+	noLeaks(t)
+	path := filepath.Join(t.TempDir(), "out")
+	_, err := fifo.Make(path, 0o600)
+	require.NoError(t, err)
+	sink, err := fifo.OpenSink(path)
+	require.NoError(t, err)
+	q := newRejectionQueue(&outFIFO{sink: sink}, limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); q.run() }()
+	t.Cleanup(func() {
+		sink.Close() // wakes a blocked write
+		q.close()
+		<-done
+	})
+	return q, path
+}
+
+// While a reader takes frames, a full rejection queue holds up its caller
+// (the request loop) rather than drop a frame.
+func TestRejectionQueueBackpressure(t *testing.T) {
+	q, path := queueOn(t, 300)
+	fill(t, path) // the writer blocks at once
+	const n = 20
+	frames := make(chan struct{})
+	go func() {
+		defer close(frames)
+		for i := range n {
+			q.put(protocol.AppendError(nil, fmt.Sprintf("e%02d", i), strings.Repeat("m", 60)))
+		}
+	}()
+	r := reader(t, path)
+	for {
+		b, err := r.ReadByte()
+		require.NoError(t, err)
+		if b != '#' {
+			require.NoError(t, r.UnreadByte())
+			break
+		}
+	}
+	for i := range n {
+		require.Equal(t, fmt.Sprintf("e%02d", i), frame(t, r).ID, "every frame, in order")
+	}
+	<-frames
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.Zero(t, q.dropped)
+}
+
+// With nobody reading the output FIFO, a full rejection queue drops frames
+// after noReaderAfter rather than hold up the request loop for good.
+func TestRejectionQueueDropsWithoutReader(t *testing.T) {
+	q, path := queueOn(t, 300)
+	fill(t, path)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			q.put(protocol.AppendError(nil, fmt.Sprintf("e%02d", i), strings.Repeat("m", 60)))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("put waits although nobody reads the output fifo")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.Greater(t, q.dropped, 0)
+}
