@@ -13,13 +13,15 @@ import (
 )
 
 // health is `fifobridge health [-dir DIR] [-status FILE]`: exit 0 when the
-// agent is healthy, else 1 with the reason on stderr.
+// agent is healthy, else 1 with the reason on stderr. Of the environment it
+// reads only FIFOBRIDGE_DIR and FIFOBRIDGE_STATUS, the two that name the file
+// run writes.
 func health(args []string) int {
 	fs := flag.NewFlagSet("fifobridge health", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
 	statusPath := fs.String("status", "", "status file (default DIR/status.json)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, "dir", "status"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE]")
 			return 0
