@@ -49,6 +49,9 @@ type Options struct {
 // happens, including ctx being cancelled.
 func Send(ctx context.Context, o Options) (Result, error) {
 	in := filepath.Join(o.Dir, "in")
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	if err := refuseStreamMode(o.Dir); err != nil {
 		return Result{}, err
 	}

@@ -26,7 +26,7 @@ const (
 // timed-out exit frame before it gives up by itself.
 const sendGrace = time.Second
 
-// send is `fifobridge send [-dir DIR] [-timeout 30s] [-id ID] [TEXT...]`.
+// send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]`.
 // Of the environment it reads only FIFOBRIDGE_DIR.
 func send(args []string) int {
 	fs := flag.NewFlagSet("fifobridge send", flag.ContinueOnError)
@@ -34,9 +34,10 @@ func send(args []string) int {
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never); also the request's limit")
 	id := fs.String("id", "", "request id (default: a random one)")
+	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR")
 	if err := parseFlagsOnly(fs, args, "dir"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-id ID] [TEXT...]")
+			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]")
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
 			return 0
@@ -44,8 +45,8 @@ func send(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge
 	}
-	if *timeout < 0 {
-		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout must not be negative")
+	if *timeout < 0 || *wait < 0 {
+		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout and -wait must not be negative")
 		return exitBridge
 	}
 	input, err := sendInput(fs.Args())
@@ -63,6 +64,9 @@ func send(args []string) int {
 	defer signal.Stop(sigs)
 	ctx, stopRelay := relaySignals(context.Background(), sigs)
 	defer stopRelay()
+	if *wait > 0 {
+		client.WaitServing(ctx, *dir, *wait) // -timeout counts from the send
+	}
 	reqCtx := ctx
 	if *timeout > 0 {
 		var cancel context.CancelFunc
