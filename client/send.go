@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"time"
+
+	"github.com/fifobridge/fifobridge/protocol"
 )
 
 // ErrNoAgent is returned by Send when no agent reads the input FIFO.
@@ -56,6 +59,10 @@ func Send(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	id := o.ID
+	if len(id) > protocol.MaxIDLen {
+		// The agent would answer under an id of its own, which send ignores.
+		return Result{}, fmt.Errorf("request id is %d bytes, longer than %d", len(id), protocol.MaxIDLen)
+	}
 	if id == "" {
 		var err error
 		if id, err = randomName(); err != nil {

@@ -241,3 +241,14 @@ func deadPID(t *testing.T) int {
 	require.NoError(t, err)
 	return p.Pid
 }
+
+// An id the agent would refuse, and answer under an id of its own, is
+// refused before anything is sent.
+func TestSendIDTooLong(t *testing.T) {
+	checkLeaks(t)
+	dir := newDir(t)
+	startFakeAgent(t, dir)
+	_, err := Send(context.Background(), Options{Dir: dir, ID: strings.Repeat("i", protocol.MaxIDLen+1)})
+	require.ErrorContains(t, err, "longer than")
+	requireNoReplies(t, dir)
+}
