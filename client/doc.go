@@ -5,5 +5,17 @@
 //
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
-//   - The private reply FIFO Send makes is removed on every way out.
+//   - The private reply FIFO Send makes is removed on every way out. Its
+//     name is 128 random bits; the request always carries an id, and only
+//     frames with that id are taken, others are reported and ignored.
+//   - The request is written as "\n" + line: an unterminated fragment an
+//     earlier writer left in the input FIFO ends there instead of
+//     swallowing the request. A write of at most PIPE_BUF bytes takes no
+//     lock (the kernel makes it atomic); a larger one waits at most
+//     LockPatience for the exclusive flock on the input FIFO.
+//   - An agent that is stopping is not an agent that died: a request it
+//     runs still gets its frames, and Send relays them to the exit frame.
+//     Send reports the agent gone (ErrAgentGone) only when the agent closed
+//     the reply FIFO without an exit frame, or, while the request still
+//     waits to be read, when no live agent serves the directory.
 package client

@@ -28,6 +28,7 @@ var helpers = map[string]func(args []string) int{
 	"fds":        helperFDs,
 	"record":     helperRecord,
 	"sleep":      helperSleep,
+	"flock":      helperFlock,
 }
 
 func runHelper(name string, args []string) int {

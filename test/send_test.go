@@ -100,15 +100,7 @@ func waitServing(t *testing.T, a *agent) {
 // requireNoReplies fails t unless DIR/replies is empty or absent.
 func requireNoReplies(t *testing.T, dir string) {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dir, "replies"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if len(names) > 0 {
+	if names := replyNames(t, dir); len(names) > 0 {
 		t.Fatalf("reply FIFOs left in %s/replies: %v", dir, names)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,8 +15,21 @@ const exitUsage = 125
 
 // parseFlags parses args, then fills every flag not given on the command line
 // from FIFOBRIDGE_<NAME> in the environment: the command line wins, and an
-// empty variable counts as unset.
+// empty variable counts as unset. It is for run, whose every flag the README
+// lists as a variable.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	return parseFlagsEnv(fs, args, func(string) bool { return true })
+}
+
+// parseFlagsOnly is parseFlags for commands that read only some variables:
+// only the flags named fill from FIFOBRIDGE_<NAME>, so that a variable set
+// for run (FIFOBRIDGE_TIMEOUT in a container's environment) does not change
+// send or health.
+func parseFlagsOnly(fs *flag.FlagSet, args []string, names ...string) error {
+	return parseFlagsEnv(fs, args, func(name string) bool { return slices.Contains(names, name) })
+}
+
+func parseFlagsEnv(fs *flag.FlagSet, args []string, fromEnv func(name string) bool) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -23,7 +37,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || err != nil {
+		if given[f.Name] || err != nil || !fromEnv(f.Name) {
 			return
 		}
 		name := envName(f.Name)

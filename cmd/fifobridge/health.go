@@ -12,25 +12,43 @@ import (
 	"github.com/fifobridge/fifobridge/status"
 )
 
-// health is `fifobridge health [-dir DIR] [-status FILE]`: exit 0 when the
-// agent is healthy, else 1 with the reason on stderr.
+// healthPoll is how often health -wait checks the status file again.
+const healthPoll = 100 * time.Millisecond
+
+// health is `fifobridge health [-dir DIR] [-status FILE] [-wait D]`: exit 0
+// when the agent is healthy, else 1 with the reason on stderr; with -wait,
+// exit 0 as soon as it is healthy within D. Of the environment it reads
+// only FIFOBRIDGE_DIR and FIFOBRIDGE_STATUS, the two that name the file run
+// writes.
 func health(args []string) int {
 	fs := flag.NewFlagSet("fifobridge health", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
 	statusPath := fs.String("status", "", "status file (default DIR/status.json)")
-	if err := parseFlags(fs, args); err != nil {
+	wait := fs.Duration("wait", 0, "wait up to this long for the agent to become healthy")
+	if err := parseFlagsOnly(fs, args, "dir", "status"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE]")
+			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE] [-wait 0]")
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "fifobridge health: %v\n", err)
 		return exitUsage
 	}
-	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
-	if err := status.Check(path, time.Now()); err != nil {
-		fmt.Fprintf(os.Stderr, "fifobridge health: unhealthy: %v\n", err)
-		return 1
+	if *wait < 0 {
+		fmt.Fprintln(os.Stderr, "fifobridge health: -wait must not be negative")
+		return exitUsage
 	}
-	return 0
+	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
+	deadline := time.Now().Add(*wait)
+	for {
+		err := status.Check(path, time.Now())
+		if err == nil {
+			return 0
+		}
+		if !time.Now().Before(deadline) {
+			fmt.Fprintf(os.Stderr, "fifobridge health: unhealthy: %v\n", err)
+			return 1
+		}
+		time.Sleep(min(healthPoll, time.Until(deadline)))
+	}
 }

@@ -26,16 +26,18 @@ const (
 // timed-out exit frame before it gives up by itself.
 const sendGrace = time.Second
 
-// send is `fifobridge send [-dir DIR] [-timeout 30s] [-id ID] [TEXT...]`.
+// send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]`.
+// Of the environment it reads only FIFOBRIDGE_DIR.
 func send(args []string) int {
 	fs := flag.NewFlagSet("fifobridge send", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never); also the request's limit")
-	id := fs.String("id", "", "request id (default: assigned by the agent)")
-	if err := parseFlags(fs, args); err != nil {
+	id := fs.String("id", "", "request id (default: a random one)")
+	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR")
+	if err := parseFlagsOnly(fs, args, "dir"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-id ID] [TEXT...]")
+			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]")
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
 			return 0
@@ -43,24 +45,16 @@ func send(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge
 	}
-	if *timeout < 0 {
-		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout must not be negative")
+	if *timeout < 0 || *wait < 0 {
+		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout and -wait must not be negative")
+		return exitBridge
+	}
+	input, err := sendInput(fs.Args())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge
 	}
 
-	var input []byte
-	if fs.NArg() > 0 {
-		input = []byte(strings.Join(fs.Args(), " ") + "\n")
-	} else {
-		var err error
-		if input, err = io.ReadAll(os.Stdin); err != nil {
-			fmt.Fprintf(os.Stderr, "fifobridge send: read stdin: %v\n", err)
-			return exitBridge
-		}
-	}
-
-	// INT and TERM end the request early; Send removes its reply FIFO
-	// before it returns.
 	// Every signal that would end send otherwise is caught, so that the
 	// reply FIFO is removed on every way out. Caught, SIGPIPE turns a write
 	// to a closed stdout into EPIPE.
@@ -68,45 +62,54 @@ func send(args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	defer signal.Stop(sigs)
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	var caught syscall.Signal
-	relayed := make(chan struct{})
-	go func() {
-		defer close(relayed)
-		select {
-		case sig := <-sigs:
-			caught = sig.(syscall.Signal)
-			interrupt()
-		case <-ctx.Done():
-		}
-	}()
-	defer func() { interrupt(); <-relayed }()
+	ctx, stopRelay := relaySignals(context.Background(), sigs)
+	defer stopRelay()
+	if *wait > 0 {
+		client.WaitServing(ctx, *dir, *wait) // -timeout counts from the send
+	}
+	reqCtx := ctx
 	if *timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout+sendGrace)
+		reqCtx, cancel = context.WithTimeout(ctx, *timeout+sendGrace)
 		defer cancel()
 	}
-	// Only a -timeout the user chose overrides the agent's own -timeout; the
-	// default is send's patience, not a limit for the child.
+	// Only a -timeout given on the command line overrides the agent's own
+	// -timeout; the default is send's patience, not a limit for the child.
 	limit := time.Duration(0)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "timeout" {
 			limit = *timeout
 		}
 	})
-	if os.Getenv("FIFOBRIDGE_TIMEOUT") != "" {
-		limit = *timeout
+	warn := func(msg string) { fmt.Fprintf(os.Stderr, "fifobridge send: %s\n", msg) }
+	res, err := client.Send(reqCtx, client.Options{Dir: *dir, ID: *id, Stdin: input, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr, Warn: warn})
+	return sendExit(ctx, res, err, *timeout)
+}
+
+// sendInput is the request's stdin: TEXT joined by spaces plus a newline,
+// or without TEXT send's own stdin.
+func sendInput(text []string) ([]byte, error) {
+	if len(text) > 0 {
+		return []byte(strings.Join(text, " ") + "\n"), nil
 	}
-	res, err := client.Send(ctx, client.Options{Dir: *dir, ID: *id, Stdin: input, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr})
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	return b, nil
+}
+
+// sendExit maps how the request ended to send's exit code; ctx is the
+// context a caught signal cancels.
+func sendExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
+	var sig *interrupted
 	switch {
+	case err != nil && errors.As(context.Cause(ctx), &sig):
+		fmt.Fprintf(os.Stderr, "fifobridge send: interrupted by SIG%s\n", child.SignalName(sig.sig))
+		return 128 + int(sig.sig)
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", *timeout)
+		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", timeout)
 		return exitTimedOut
-	case errors.Is(err, context.Canceled):
-		<-relayed // caught is set before the cancel that got us here
-		fmt.Fprintf(os.Stderr, "fifobridge send: interrupted by SIG%s\n", child.SignalName(caught))
-		return 128 + int(caught)
 	case errors.Is(err, syscall.EPIPE):
 		return 128 + int(syscall.SIGPIPE) // stdout's reader left, as a pipeline expects
 	case err != nil:

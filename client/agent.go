@@ -1,0 +1,88 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// agentWatch tells, while a request waits to be read, whether an agent
+// still serves DIR: one that reads the input FIFO, or one that stopped
+// reading it because it is stopping and still answers the lines it read.
+type agentWatch struct {
+	dir, in string
+	start   string // the serving agent at send's start (identity), or ""
+}
+
+func newAgentWatch(dir string) *agentWatch {
+	w := &agentWatch{dir: dir, in: filepath.Join(dir, "in")}
+	if s, err := w.status(); err == nil {
+		w.start = identity(s)
+	}
+	return w
+}
+
+// watchPeriod is how often a request still waiting to be read checks that
+// an agent serves DIR.
+const watchPeriod = 250 * time.Millisecond
+
+// gone returns why no agent that can answer the request serves DIR any
+// more, or nil while one does.
+func (w *agentWatch) gone() error {
+	if r, err := fifo.OpenWriterNow(w.in); err == nil {
+		r.Close()
+		if w.start != "" {
+			if s, err := w.status(); err == nil && identity(s) != w.start {
+				return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir)
+			}
+		}
+		return nil
+	}
+	// Nobody reads the input FIFO: the agent died, or it is stopping and
+	// answers every line it read before it exits.
+	s, err := w.status()
+	if err != nil || !alive(s) {
+		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.in)
+	}
+	if w.start != "" && identity(s) != w.start {
+		return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir)
+	}
+	if s.State != "stopping" && s.State != "running" {
+		return fmt.Errorf("%w: the agent is %s", ErrAgentGone, s.State)
+	}
+	return nil
+}
+
+func (w *agentWatch) status() (status.Status, error) {
+	return status.Read(filepath.Join(w.dir, "status.json"))
+}
+
+// identity names one run of an agent: its pid and start time.
+func identity(s status.Status) string {
+	return fmt.Sprintf("%d@%s", s.PID, s.StartedAt.Format(time.RFC3339Nano))
+}
+
+// alive says whether the agent of status s still runs: its status is fresh
+// and its pid exists. (A pid from another PID namespace can name another
+// process; the freshness bound still ends the wait.)
+func alive(s status.Status) bool {
+	if s.PID <= 0 || time.Since(s.UpdatedAt) > status.Stale {
+		return false
+	}
+	return !errors.Is(syscall.Kill(s.PID, 0), syscall.ESRCH)
+}
+
+// refuseStreamMode fails when the agent that serves dir runs in stream mode,
+// where a request line would be the child's input: nothing is written then.
+func refuseStreamMode(dir string) error {
+	s, err := status.Read(filepath.Join(dir, "status.json"))
+	if err != nil || s.Mode != "stream" || s.State == "stopped" || !alive(s) {
+		return nil
+	}
+	return fmt.Errorf("the agent serving %s runs in stream mode; send needs -mode exec", dir)
+}

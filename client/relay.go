@@ -1,0 +1,171 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// maxFrame bounds one line read from the reply FIFO; a longer one is not a
+// frame of this request and is skipped.
+const maxFrame = 16 << 20
+
+// maxWarnings bounds how many ignored frames are reported, so that a flood
+// of forged frames cannot grow send's memory or its stderr without end.
+const maxWarnings = 16
+
+// relay reads the frames of request id from a reply FIFO and copies them
+// to stdout and stderr until the exit frame.
+type relay struct {
+	id             string
+	stdout, stderr io.Writer
+	warn           func(string)
+	warned         map[string]bool
+}
+
+// run relays frames until the exit or error frame of r.id. Before the
+// first frame, watch checks every watchPeriod that an agent still serves
+// the request; after it, EOF on the reply FIFO shows the agent closed it.
+func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (Result, error) {
+	wake := func() { reply.r.SetReadDeadline(time.Unix(1, 0)) }
+	stopCtx := context.AfterFunc(ctx, wake)
+	defer stopCtx()
+
+	var goneErr atomic.Pointer[error]
+	first := make(chan struct{})
+	var watching sync.WaitGroup
+	watching.Add(1)
+	go func() {
+		defer watching.Done()
+		if err := waitGone(ctx, watch, first); err != nil {
+			goneErr.Store(&err)
+			wake()
+		}
+	}()
+	stopWatch := sync.OnceFunc(func() { close(first); watching.Wait() })
+	defer stopWatch()
+
+	lines := protocol.NewLineReader(reply.r, maxFrame)
+	for {
+		line, err := lines.Next()
+		var tooLong *protocol.TooLongError
+		switch {
+		case errors.As(err, &tooLong):
+			r.ignore("line", "a line longer than %d bytes", maxFrame)
+			continue
+		case err != nil:
+			if p := goneErr.Load(); p != nil {
+				return Result{}, *p
+			}
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			if errors.Is(err, io.EOF) {
+				return Result{}, fmt.Errorf("%w: it closed reply FIFO %s before the request's exit frame", ErrAgentGone, reply.path)
+			}
+			return Result{}, fmt.Errorf("read reply FIFO %s: %w", reply.path, err)
+		}
+		f, ok := r.frame(line)
+		if !ok {
+			continue
+		}
+		// The agent holds its write end: from now on its EOF tells.
+		stopWatch()
+		reply.dropKeeper()
+		if goneErr.Swap(nil) != nil {
+			// The watch gave up just as the frame came: undo its wake.
+			reply.r.SetReadDeadline(time.Time{})
+			if ctx.Err() != nil {
+				wake()
+			}
+		}
+		if res, done, err := r.handle(f); done || err != nil {
+			return res, err
+		}
+	}
+}
+
+// waitGone returns the watch's verdict once no agent serves the request,
+// or nil when first is closed or ctx is done.
+func waitGone(ctx context.Context, watch *agentWatch, first <-chan struct{}) error {
+	t := time.NewTicker(watchPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-first:
+			return nil
+		case <-t.C:
+		}
+		if err := watch.gone(); err != nil {
+			return err
+		}
+	}
+}
+
+// frame decodes line as a frame of this request; anything else is
+// reported and ignored.
+func (r *relay) frame(line []byte) (protocol.Frame, bool) {
+	if protocol.IsBlank(line) {
+		return protocol.Frame{}, false
+	}
+	var f protocol.Frame
+	if err := json.Unmarshal(line, &f); err != nil {
+		r.ignore("line", "a line that is not a frame")
+		return f, false
+	}
+	if f.ID != r.id {
+		r.ignore("id "+f.ID, "a frame of another request (id %q)", truncate(f.ID, 64))
+		return f, false
+	}
+	return f, true
+}
+
+// handle applies one frame of this request; done says it was the last.
+func (r *relay) handle(f protocol.Frame) (res Result, done bool, err error) {
+	switch f.Type {
+	case protocol.FrameStdout:
+		if _, err := r.stdout.Write(f.Bytes()); err != nil {
+			return Result{}, true, fmt.Errorf("write stdout: %w", err)
+		}
+	case protocol.FrameStderr:
+		r.stderr.Write(f.Bytes())
+	case protocol.FrameError:
+		return Result{}, true, &RejectedError{Msg: f.Error}
+	case protocol.FrameExit:
+		res = Result{Signal: f.Signal, TimedOut: f.TimedOut}
+		if f.Code != nil {
+			res.Code = *f.Code
+		}
+		return res, true, nil
+	}
+	return Result{}, false, nil
+}
+
+// ignore reports an ignored line once per key, and at most maxWarnings
+// times in all.
+func (r *relay) ignore(key, format string, args ...any) {
+	if r.warn == nil || r.warned[key] || len(r.warned) >= maxWarnings {
+		return
+	}
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	r.warned[key] = true
+	r.warn(fmt.Sprintf("ignored on the reply FIFO: "+format, args...))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,48 @@
+package client
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// randomName returns 128 random bits in hex: a reply FIFO name or request
+// id nobody can guess.
+func randomName() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("read random bits: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// requestLine encodes one request as it is written to the input FIFO:
+// a newline first, so that a fragment an earlier writer left unterminated
+// ends there (the agent skips the blank line that is left when there is
+// none), then the JSON object and its newline.
+func requestLine(id, reply string, stdin []byte, limit time.Duration) ([]byte, error) {
+	r := protocol.Request{ID: id, Reply: reply}
+	if utf8.Valid(stdin) {
+		r.Stdin = string(stdin)
+	} else {
+		r.StdinB64 = stdin
+	}
+	if limit > 0 {
+		r.Timeout = limit.String()
+	}
+	// Without HTML escaping, '<', '>' and '&' take one byte, not six, so
+	// what fits -max-request as stdin fits as a request.
+	b := bytes.NewBufferString("\n")
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return b.Bytes(), nil // Encode ends it with a newline
+}

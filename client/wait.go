@@ -1,0 +1,36 @@
+package client
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// waitPoll is how often WaitServing looks for an agent.
+const waitPoll = 50 * time.Millisecond
+
+// WaitServing waits at most d, or until ctx is done, for an agent to read
+// DIR/in, as a send to a container that is still starting does. It reports
+// whether one does; Send then fails or succeeds as usual.
+func WaitServing(ctx context.Context, dir string, d time.Duration) bool {
+	in := filepath.Join(dir, "in")
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(waitPoll)
+	defer tick.Stop()
+	for {
+		if w, err := fifo.OpenWriterNow(in); err == nil {
+			w.Close()
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return false
+		case <-tick.C:
+		}
+	}
+}

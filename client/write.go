@@ -1,0 +1,115 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
+// pipe is atomic, so it needs no lock to stay in one piece.
+const PipeBuf = 4096
+
+// LockPatience is how long a write larger than PipeBuf waits for the
+// exclusive flock on the input FIFO before it fails.
+const LockPatience = time.Second
+
+// lockPoll is how often a write waiting for the lock tries again.
+const lockPoll = 5 * time.Millisecond
+
+// ErrLocked is returned by Send when a request larger than PipeBuf cannot
+// take the input FIFO's lock within LockPatience.
+var ErrLocked = errors.New("another writer holds the input FIFO's lock")
+
+// writeRequest writes line to the input FIFO at in as one piece. A line of
+// at most PipeBuf bytes is one atomic write(2). A longer one is written under
+// an exclusive flock on the FIFO, so that two long lines do not interleave;
+// it waits at most LockPatience for that lock, so that nobody holding it can
+// stall a send.
+func writeRequest(ctx context.Context, in string, line []byte) error {
+	w, err := fifo.OpenWriterNow(in)
+	switch {
+	case errors.Is(err, fifo.ErrNoReader):
+		return fmt.Errorf("%w %s", ErrNoAgent, in)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w %s (it does not exist)", ErrNoAgent, in)
+	}
+	if err != nil {
+		return err
+	}
+	defer w.Close() // closing w releases the lock
+	stop := context.AfterFunc(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if len(line) > PipeBuf {
+		if err := lock(ctx, w, in); err != nil {
+			return err
+		}
+	}
+	n, err := w.Write(line)
+	if err != nil && n > 0 {
+		// Cancelled halfway: a cut line would swallow the next sender's
+		// request, so the line is finished, or at least ended, first.
+		finishLine(w, line[n:])
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("write request to %s: %w", in, err)
+	}
+	return nil
+}
+
+// lock takes the exclusive flock on the input FIFO w, waiting at most
+// LockPatience or until ctx is done.
+func lock(ctx context.Context, w *os.File, in string) error {
+	rc, err := w.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", in, err)
+	}
+	deadline := time.NewTimer(LockPatience)
+	defer deadline.Stop()
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		var lerr error
+		if err := rc.Control(func(fd uintptr) { lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB) }); err != nil {
+			return fmt.Errorf("lock %s: %w", in, err)
+		}
+		if lerr == nil {
+			return nil
+		}
+		if !errors.Is(lerr, unix.EWOULDBLOCK) {
+			return fmt.Errorf("lock %s: %w", in, lerr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("lock %s: %w for over %s (a request over %d bytes needs it)", in, ErrLocked, LockPatience, PipeBuf)
+		case <-tick.C:
+		}
+	}
+}
+
+// finishLine writes the rest of a request line cut short, giving it a
+// moment; if the agent does not take it, it writes just the newline, so
+// that only this request is refused as malformed.
+func finishLine(w *os.File, rest []byte) {
+	w.SetWriteDeadline(time.Now().Add(finishPatience))
+	if _, err := w.Write(rest); err == nil {
+		return
+	}
+	w.SetWriteDeadline(time.Now().Add(finishPatience))
+	w.Write([]byte{'\n'})
+}
+
+// finishPatience is how long a cancelled send waits for room to finish its
+// line in the input FIFO.
+const finishPatience = time.Second
