@@ -37,7 +37,10 @@ type Process struct {
 	Pid     int
 	Started time.Time
 
+	r          *Reaper
 	startTicks uint64 // start time in /proc, to tell its orphans from older processes
+	pidfd      int    // -1 without one; guarded by r.mu, closed when reaped
+	reaped     bool   // guarded by r.mu
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -49,20 +52,6 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Status() ExitStatus {
 	<-p.done
 	return p.status
-}
-
-// Signal sends sig to the child's process group.
-func (p *Process) Signal(sig syscall.Signal) error {
-	err := syscall.Kill(-p.Pid, sig)
-	if err == syscall.ESRCH {
-		select {
-		case <-p.done:
-			return os.ErrProcessDone
-		default:
-		}
-		err = syscall.Kill(p.Pid, sig)
-	}
-	return err
 }
 
 func (p *Process) exit(s ExitStatus) {
@@ -151,7 +140,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	if err != nil {
 		return spawnResult{err: err}
 	}
-	p := &Process{Pid: pid, Started: time.Now(), done: make(chan struct{})}
+	// The reaper cannot reap the child before mu is released, so the pidfd
+	// and the start time are the child's.
+	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), done: make(chan struct{})}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}
