@@ -27,3 +27,39 @@ func TestStopGivesUp(t *testing.T) {
 		t.Fatal("Stop did not give up on a process that survives SIGKILL")
 	}
 }
+
+// TestStopNamesSurvivors gives Stop a tree with a process that never goes
+// and a short patience: it returns the child's status and names the pid.
+func TestStopNamesSurvivors(t *testing.T) {
+	m := mark(t)
+	p, err := testReaper.Start(helperSpec(t, m, "sleep"))
+	require.NoError(t, err)
+	undying := func(*Process) []proc { return []proc{{pid: notAPid, ppid: p.Pid, pgid: notAPid, sid: notAPid}} }
+	st, left := testReaper.stop(p, syscall.SIGTERM, time.Second, 100*time.Millisecond, undying)
+	require.Contains(t, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}, st.Signal(), "the child's own status: %v", st)
+	require.Equal(t, []int{notAPid}, left)
+	checkGone(t, m)
+}
+
+// TestPidfdsClosed checks a child's pidfd is closed once it is reaped, and
+// that Stop's per-process pidfds are closed too.
+func TestPidfdsClosed(t *testing.T) {
+	m := mark(t)
+	var specs []Spec
+	for range 20 {
+		specs = append(specs, helperSpec(t, m, "tree", "stay")) // its files stay open until t ends
+	}
+	before := CountDescriptors()
+	var procs []*Process
+	for _, spec := range specs {
+		p, err := testReaper.Start(spec)
+		require.NoError(t, err)
+		procs = append(procs, p)
+	}
+	require.Eventually(t, func() bool { return len(marked(m)) == 4*len(procs) }, 10*time.Second, 10*time.Millisecond)
+	for _, p := range procs {
+		testReaper.Stop(p, syscall.SIGTERM, 0)
+	}
+	require.Equal(t, before, CountDescriptors())
+	checkGone(t, m)
+}

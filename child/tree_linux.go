@@ -124,7 +124,7 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 // to, when that is certain.
 func orphanOwner(q proc, cands []candidate, owner map[int]int, byPID map[int]proc) (int, bool) {
 	for _, leader := range []int{q.pgid, q.sid} {
-		if by, ok := owner[leader]; ok {
+		if by, ok := owner[leader]; ok && q.start >= byPID[leader].start {
 			return by, true // its group or session is led by a member of a tree
 		}
 		for i, c := range cands {

@@ -1,0 +1,98 @@
+package child
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestAttribute checks which processes of a /proc listing make up a
+// child's tree, with two children A and B of agent 100 running at once.
+func TestAttribute(t *testing.T) {
+	const agent = 100
+	a := candidate{pid: 200, start: 10}
+	b := candidate{pid: 300, start: 20}
+	all := []proc{
+		{pid: agent, ppid: 1, pgid: agent, sid: agent, start: 1},
+		{pid: 150, ppid: agent, pgid: 150, sid: 150, start: 2},    // inherited from an entrypoint shell
+		{pid: 200, ppid: agent, pgid: 200, sid: agent, start: 10}, // A
+		{pid: 201, ppid: 200, pgid: 200, sid: agent, start: 11},   // A's group
+		{pid: 202, ppid: 201, pgid: 202, sid: 202, start: 12},     // A's descendant, setsid'ed
+		{pid: 203, ppid: 202, pgid: 202, sid: 202, start: 13},     // and its child
+		{pid: 240, ppid: agent, pgid: 240, sid: 240, start: 15},   // orphan from before B started
+		{pid: 300, ppid: agent, pgid: 300, sid: agent, start: 20}, // B
+		{pid: 301, ppid: 300, pgid: 300, sid: agent, start: 21},   // B's group
+		{pid: 210, ppid: agent, pgid: 210, sid: 210, start: 25},   // orphan, setsid'ed: A's or B's?
+		{pid: 211, ppid: 210, pgid: 210, sid: 210, start: 26},     // its child
+		{pid: 220, ppid: agent, pgid: 200, sid: agent, start: 30}, // orphan in A's group
+		{pid: 230, ppid: agent, pgid: 230, sid: 202, start: 31},   // orphan in the session of A's 202
+		{pid: 250, ppid: agent, pgid: 250, sid: 250, start: 5},    // orphan older than both
+	}
+	inherited := map[int]uint64{150: 2}
+	// The listing leaves out children that were reaped, as /proc does; a
+	// reaped child's group members have the agent for parent by then.
+	pids := func(target candidate, others ...candidate) []int {
+		gone := func(c candidate) bool {
+			if c == target {
+				return c.reaped
+			}
+			return !slices.Contains(others, c)
+		}
+		var listed []proc
+		for _, q := range all {
+			if (q.pid == a.pid && gone(a)) || (q.pid == b.pid && gone(b)) {
+				continue
+			}
+			if (q.ppid == a.pid && gone(a)) || (q.ppid == b.pid && gone(b)) {
+				q.ppid = agent
+			}
+			listed = append(listed, q)
+		}
+		var out []int
+		for _, q := range attribute(target, others, agent, inherited, listed) {
+			out = append(out, q.pid)
+		}
+		slices.Sort(out)
+		return out
+	}
+	reaped := func(c candidate) candidate { c.reaped = true; return c }
+
+	require.Equal(t, []int{200, 201, 202, 203, 220, 230, 240}, pids(a, b),
+		"A while B runs: the orphan 210 could be B's")
+	require.Equal(t, []int{300, 301}, pids(b, a),
+		"B while A runs: the orphan 210 could be A's, 240 started before B")
+	require.Equal(t, []int{301}, pids(reaped(b), a),
+		"B ended while A runs: its group, not A's helper")
+	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240, 301}, pids(a),
+		"A alone (B ended): A is the only candidate for 210, and for what B left")
+	require.Equal(t, []int{201, 202, 203, 210, 211, 220, 230, 240, 301}, pids(reaped(a)),
+		"A ended, nothing else runs")
+	require.Equal(t, []int{201, 202, 203, 220, 230, 240}, pids(reaped(a), b),
+		"A ended while B runs: the orphan 210 could be B's")
+}
+
+// TestAttributeReusedPid checks that a reaped child whose pid now belongs
+// to a newer child claims neither that child nor its group.
+func TestAttributeReusedPid(t *testing.T) {
+	const agent = 100
+	old := candidate{pid: 200, start: 10, reaped: true}
+	newer := candidate{pid: 200, start: 50}
+	// The kernel hands out 200 again only once old's group is empty.
+	all := []proc{
+		{pid: 201, ppid: agent, pgid: 201, sid: 201, start: 11},   // left by old, in a session of its own
+		{pid: 200, ppid: agent, pgid: 200, sid: agent, start: 50}, // newer, same pid
+		{pid: 202, ppid: 200, pgid: 200, sid: agent, start: 51},   // newer's group
+	}
+	got := attribute(old, []candidate{newer}, agent, nil, all)
+	require.Equal(t, []proc{all[0]}, got, "the group number is the newer child's now")
+	got = attribute(newer, nil, agent, nil, all)
+	require.Equal(t, all[1:], got)
+
+	// A process that took the pid but is no child of ours.
+	stranger := []proc{
+		{pid: 200, ppid: 1, pgid: 200, sid: 200, start: 50},
+		{pid: 202, ppid: 200, pgid: 200, sid: 200, start: 51},
+	}
+	require.Empty(t, attribute(old, nil, agent, nil, stranger))
+}
