@@ -18,8 +18,10 @@ type Reaper struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	running map[int]*Process // started and not yet reaped
-	orphans uint64           // reaped processes nobody started
+	running map[int]*Process  // started and not yet reaped
+	live    map[*Process]bool // not yet reaped, or reaped with a Stop under way: what may own an orphan
+	stops   uint64            // Stops begun so far, to order them
+	orphans uint64            // reaped processes nobody started
 
 	sigs  chan os.Signal
 	spawn chan spawnRequest
@@ -37,6 +39,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 	r := &Reaper{
 		log:     log,
 		running: make(map[int]*Process),
+		live:    make(map[*Process]bool),
 		sigs:    make(chan os.Signal, 64),
 		spawn:   make(chan spawnRequest),
 		quit:    make(chan struct{}),
@@ -123,6 +126,9 @@ func (r *Reaper) reap() {
 				delete(r.running, pid)
 				p.reaped = true
 				p.closePidfd()
+				if p.stops == 0 {
+					delete(r.live, p)
+				}
 			} else {
 				r.orphans++
 			}

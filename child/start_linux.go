@@ -41,6 +41,8 @@ type Process struct {
 	startTicks uint64 // start time in /proc, to tell its orphans from older processes
 	pidfd      int    // -1 without one; guarded by r.mu, closed when reaped
 	reaped     bool   // guarded by r.mu
+	stops      int    // Stops under way; guarded by r.mu
+	stopSeq    uint64 // when the latest of them began, in r.stops; guarded by r.mu
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -147,5 +149,6 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		p.startTicks = q.start
 	}
 	r.running[pid] = p
+	r.live[p] = true
 	return spawnResult{p: p}
 }

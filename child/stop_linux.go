@@ -31,6 +31,8 @@ func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) Exi
 // stop is Stop with its patience and its view of the tree as parameters;
 // left lists the pids still running when it gave up.
 func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Duration, tree func(*Process) []proc) (st ExitStatus, left []int) {
+	r.beginStop(p)
+	defer r.endStop(p)
 	if r.treeGone(p) {
 		return p.Status(), nil // the common case, answered without a /proc scan
 	}
@@ -60,6 +62,28 @@ func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Dur
 		r.waitTree(p, next, tree)
 	}
 	return p.Status(), nil
+}
+
+// beginStop marks p as being stopped: while it is, p may own orphans (see
+// attribute) even after it was reaped.
+func (r *Reaper) beginStop(p *Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stops++
+	p.stops++
+	p.stopSeq = r.stops
+	r.live[p] = true
+}
+
+func (r *Reaper) endStop(p *Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.stops--; p.stops == 0 {
+		p.stopSeq = 0
+		if r.running[p.Pid] != p {
+			delete(r.live, p) // reaped
+		}
+	}
 }
 
 func (r *Reaper) exited(p *Process) bool {

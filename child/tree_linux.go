@@ -19,19 +19,23 @@ import (
 //
 // Not recorded anywhere: the owner of an orphan, a process whose parent died
 // so that it was reparented to the agent, and that runs in a group and a
-// session of its own (a setsid'ed helper whose parent exited). It is taken
-// for the child's only when the child is the one candidate: of the children
-// still running and the child itself, the only one that had started when
-// the orphan started. When another running child could own it, it is left
-// alone, since killing it might break a request that still runs; the stop
-// of the last of its candidates to end takes it. Processes the agent
-// inherited (an entrypoint shell's background jobs) are no child's.
+// session of its own (a setsid'ed helper whose parent exited). Its
+// candidates are the children that had started when it started and are
+// still live: not yet reaped, or being stopped. It is the child's when the
+// child is its only candidate. When another candidate runs and is not being
+// stopped, the orphan is left alone, since killing it might break a request
+// that still runs; the stop of the last of its candidates takes it. When
+// every candidate is being stopped (the agent stops), it goes to the one
+// whose stop began last: that stop's first scan sees it, so it gets the stop
+// signal once. Processes the agent inherited (an entrypoint shell's
+// background jobs) are no child's.
 
 // candidate is a started child as attribution sees it.
 type candidate struct {
-	pid    int
-	start  uint64 // clock ticks after boot, from /proc
-	reaped bool
+	pid      int
+	start    uint64 // clock ticks after boot, from /proc
+	reaped   bool
+	stopping uint64 // when its latest Stop under way began (Reaper.stops), or 0
 }
 
 // tree returns the processes of p's tree still running, as far as they can
@@ -44,17 +48,23 @@ func (r *Reaper) tree(p *Process) []proc {
 	return attribute(target, others, r.procPID, r.inherited, processes())
 }
 
-// candidates returns p and the other children not yet reaped.
+// candidates returns p and the other live children: not yet reaped, or
+// being stopped.
 func (r *Reaper) candidates(p *Process) (target candidate, others []candidate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	target = candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped}
-	for pid, q := range r.running {
+	target = p.candidate()
+	for q := range r.live {
 		if q != p {
-			others = append(others, candidate{pid: pid, start: q.startTicks})
+			others = append(others, q.candidate())
 		}
 	}
 	return target, others
+}
+
+// candidate describes p; call it with r.mu held.
+func (p *Process) candidate() candidate {
+	return candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq}
 }
 
 // attribute returns the processes of all that belong to target's tree. The
@@ -133,13 +143,23 @@ func orphanOwner(q proc, cands []candidate, owner map[int]int, byPID map[int]pro
 			}
 		}
 	}
-	found, by := 0, 0
+	by, found := -1, 0
 	for i, c := range cands {
-		if c.start <= q.start {
-			found, by = found+1, i
+		if c.start > q.start {
+			continue // started after the orphan: not its owner
+		}
+		if c.stopping == 0 && i != len(cands)-1 {
+			return 0, false // it might be this running child's
+		}
+		found++
+		if by < 0 || c.stopping > cands[by].stopping {
+			by = i
 		}
 	}
-	return by, found == 1
+	if found == 1 && by == len(cands)-1 {
+		return by, true // the target is its only candidate
+	}
+	return by, by >= 0 && cands[by].stopping > 0
 }
 
 // groupIsChilds reports whether the process group numbered c.pid is still

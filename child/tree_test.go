@@ -34,10 +34,10 @@ func TestAttribute(t *testing.T) {
 	// reaped child's group members have the agent for parent by then.
 	pids := func(target candidate, others ...candidate) []int {
 		gone := func(c candidate) bool {
-			if c == target {
-				return c.reaped
+			if c.pid == target.pid {
+				return target.reaped
 			}
-			return !slices.Contains(others, c)
+			return !slices.ContainsFunc(others, func(o candidate) bool { return o.pid == c.pid })
 		}
 		var listed []proc
 		for _, q := range all {
@@ -70,6 +70,14 @@ func TestAttribute(t *testing.T) {
 		"A ended, nothing else runs")
 	require.Equal(t, []int{201, 202, 203, 220, 230, 240}, pids(reaped(a), b),
 		"A ended while B runs: the orphan 210 could be B's")
+
+	// The agent stops: both are being stopped, and the orphan goes to the
+	// stop that began last, so that it is signalled by one stop only.
+	stopping := func(c candidate, seq uint64) candidate { c.stopping = seq; return c }
+	require.Equal(t, []int{300, 301}, pids(stopping(b, 1), stopping(a, 2)))
+	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(stopping(a, 2), stopping(b, 1)))
+	require.Equal(t, []int{210, 211, 300, 301}, pids(stopping(b, 2), stopping(a, 1)))
+	require.Equal(t, []int{300, 301}, pids(stopping(b, 2), a), "A runs on")
 }
 
 // TestAttributeReusedPid checks that a reaped child whose pid now belongs
