@@ -21,6 +21,7 @@ type Reaper struct {
 	running map[int]*Process  // started and not yet reaped
 	live    map[*Process]bool // not yet reaped, or reaped with a Stop under way: what may own an orphan
 	stops   uint64            // Stops begun so far, to order them
+	treeMu  sync.Mutex        // held across one attribution and its adoptions
 	orphans uint64            // reaped processes nobody started
 
 	sigs  chan os.Signal

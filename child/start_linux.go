@@ -38,11 +38,12 @@ type Process struct {
 	Started time.Time
 
 	r          *Reaper
-	startTicks uint64 // start time in /proc, to tell its orphans from older processes
-	pidfd      int    // -1 without one; guarded by r.mu, closed when reaped
-	reaped     bool   // guarded by r.mu
-	stops      int    // Stops under way; guarded by r.mu
-	stopSeq    uint64 // when the latest of them began, in r.stops; guarded by r.mu
+	startTicks uint64    // start time in /proc, to tell its orphans from older processes
+	pidfd      int       // -1 without one; guarded by r.mu, closed when reaped
+	reaped     bool      // guarded by r.mu
+	stops      int       // Stops under way; guarded by r.mu
+	stopSeq    uint64    // when the latest of them began, in r.stops; guarded by r.mu
+	adopted    []procKey // orphans its Stops took (see attribute); guarded by r.mu
 	done       chan struct{}
 	status     ExitStatus
 }

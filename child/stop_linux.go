@@ -80,6 +80,7 @@ func (r *Reaper) endStop(p *Process) {
 	defer r.mu.Unlock()
 	if p.stops--; p.stops == 0 {
 		p.stopSeq = 0
+		p.adopted = nil
 		if r.running[p.Pid] != p {
 			delete(r.live, p) // reaped
 		}

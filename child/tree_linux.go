@@ -26,9 +26,11 @@ import (
 // stopped, the orphan is left alone, since killing it might break a request
 // that still runs; the stop of the last of its candidates takes it. When
 // every candidate is being stopped (the agent stops), it goes to the one
-// whose stop began last: that stop's first scan sees it, so it gets the stop
-// signal once. Processes the agent inherited (an entrypoint shell's
-// background jobs) are no child's.
+// whose stop began last: that stop's first scan sees it. Once a stop has
+// taken an orphan that way, the orphan stays that child's for as long as the
+// stop runs (it is adopted), so that a later stop of another candidate does
+// not signal it again: it gets the stop signal once. Processes the agent
+// inherited (an entrypoint shell's background jobs) are no child's.
 
 // candidate is a started child as attribution sees it.
 type candidate struct {
@@ -36,6 +38,14 @@ type candidate struct {
 	start    uint64 // clock ticks after boot, from /proc
 	reaped   bool
 	stopping uint64 // when its latest Stop under way began (Reaper.stops), or 0
+	adopted  []procKey
+}
+
+// procKey names a process for good: a pid is reused, a pid and a start
+// time are not.
+type procKey struct {
+	pid   int
+	start uint64
 }
 
 // tree returns the processes of p's tree still running, as far as they can
@@ -44,8 +54,19 @@ func (r *Reaper) tree(p *Process) []proc {
 	if r.procPID != os.Getpid() {
 		return nil // pids in /proc are another namespace's; only the group is reachable
 	}
+	all := processes()
+	// One attribution at a time, so that two stops cannot both take an
+	// orphan before either has adopted it.
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
 	target, others := r.candidates(p)
-	return attribute(target, others, r.procPID, r.inherited, processes())
+	tree, took := attribute(target, others, r.procPID, r.inherited, all)
+	if len(took) > 0 {
+		r.mu.Lock()
+		p.adopted = append(p.adopted, took...)
+		r.mu.Unlock()
+	}
+	return tree
 }
 
 // candidates returns p and the other live children: not yet reaped, or
@@ -64,13 +85,16 @@ func (r *Reaper) candidates(p *Process) (target candidate, others []candidate) {
 
 // candidate describes p; call it with r.mu held.
 func (p *Process) candidate() candidate {
-	return candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq}
+	return candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq, adopted: slices.Clone(p.adopted)}
 }
 
-// attribute returns the processes of all that belong to target's tree. The
-// agent's pid is agent; inherited maps the processes it inherited to their
-// start times.
-func attribute(target candidate, others []candidate, agent int, inherited map[int]uint64, all []proc) []proc {
+// attribute returns the processes of all that belong to target's tree, and
+// the orphans it gave the target (by a group or session leader, as their
+// only candidate, or as the one whose stop began last), for the caller to
+// record as adopted. The agent's
+// pid is agent; inherited maps the processes it inherited to their start
+// times.
+func attribute(target candidate, others []candidate, agent int, inherited map[int]uint64, all []proc) (tree []proc, took []procKey) {
 	byPID := make(map[int]proc, len(all))
 	kids := make(map[int][]int, len(all))
 	for _, q := range all {
@@ -95,6 +119,13 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 	// never the target's.
 	cands := append(slices.Clip(others), target)
 	for i, c := range cands {
+		for _, k := range c.adopted {
+			if q, ok := byPID[k.pid]; ok && q.start == k.start {
+				claim(q.pid, i)
+			}
+		}
+	}
+	for i, c := range cands {
 		if _, alive := byPID[c.pid]; alive && !c.reaped {
 			claim(c.pid, i)
 		}
@@ -117,17 +148,22 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 	// orphans that run in its session or group.
 	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.start, b.start) })
 	for _, q := range orphans {
+		if _, taken := owner[q.pid]; taken {
+			continue // a descendant of an orphan placed before it
+		}
 		if by, ok := orphanOwner(q, cands, owner, byPID); ok {
 			claim(q.pid, by)
+			if by == len(cands)-1 {
+				took = append(took, procKey{q.pid, q.start})
+			}
 		}
 	}
-	var tree []proc
 	for _, q := range all {
 		if by, ok := owner[q.pid]; ok && by == len(cands)-1 {
 			tree = append(tree, q)
 		}
 	}
-	return tree
+	return tree, took
 }
 
 // orphanOwner returns the index in cands of the child an orphan q belongs

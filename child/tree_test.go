@@ -50,7 +50,8 @@ func TestAttribute(t *testing.T) {
 			listed = append(listed, q)
 		}
 		var out []int
-		for _, q := range attribute(target, others, agent, inherited, listed) {
+		tree, _ := attribute(target, others, agent, inherited, listed)
+		for _, q := range tree {
 			out = append(out, q.pid)
 		}
 		slices.Sort(out)
@@ -78,6 +79,20 @@ func TestAttribute(t *testing.T) {
 	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(stopping(a, 2), stopping(b, 1)))
 	require.Equal(t, []int{210, 211, 300, 301}, pids(stopping(b, 2), stopping(a, 1)))
 	require.Equal(t, []int{300, 301}, pids(stopping(b, 2), a), "A runs on")
+
+	// A's stop took the orphan; a stop of B begun later leaves it to A.
+	adopted := func(c candidate, keys ...procKey) candidate { c.adopted = keys; return c }
+	took := procKey{210, 25}
+	require.Equal(t, []int{300, 301}, pids(stopping(b, 3), adopted(stopping(a, 2), took)))
+	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(adopted(stopping(a, 2), took), stopping(b, 3)))
+	require.Equal(t, []int{210, 211, 300, 301}, pids(stopping(b, 3), adopted(stopping(a, 2), procKey{210, 24})),
+		"A adopted another process of that pid: the stop begun last takes this one")
+
+	// What attribute reports as taken: the orphans it gave the target.
+	_, keys := attribute(stopping(a, 2), []candidate{stopping(b, 1)}, agent, inherited, all)
+	require.ElementsMatch(t, []procKey{{240, 15}, took, {230, 31}}, keys)
+	_, keys = attribute(a, []candidate{b}, agent, inherited, all)
+	require.ElementsMatch(t, []procKey{{240, 15}, {230, 31}}, keys)
 }
 
 // TestAttributeReusedPid checks that a reaped child whose pid now belongs
@@ -92,9 +107,9 @@ func TestAttributeReusedPid(t *testing.T) {
 		{pid: 200, ppid: agent, pgid: 200, sid: agent, start: 50}, // newer, same pid
 		{pid: 202, ppid: 200, pgid: 200, sid: agent, start: 51},   // newer's group
 	}
-	got := attribute(old, []candidate{newer}, agent, nil, all)
+	got, _ := attribute(old, []candidate{newer}, agent, nil, all)
 	require.Equal(t, []proc{all[0]}, got, "the group number is the newer child's now")
-	got = attribute(newer, nil, agent, nil, all)
+	got, _ = attribute(newer, nil, agent, nil, all)
 	require.Equal(t, all[1:], got)
 
 	// A process that took the pid but is no child of ours.
@@ -102,5 +117,6 @@ func TestAttributeReusedPid(t *testing.T) {
 		{pid: 200, ppid: 1, pgid: 200, sid: 200, start: 50},
 		{pid: 202, ppid: 200, pgid: 200, sid: 200, start: 51},
 	}
-	require.Empty(t, attribute(old, nil, agent, nil, stranger))
+	got, _ = attribute(old, nil, agent, nil, stranger)
+	require.Empty(t, got)
 }

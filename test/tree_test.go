@@ -56,8 +56,12 @@ func helperTreeOrphanParent(args []string) int {
 }
 
 // treeorphan DIR: write its pid to DIR/orphan.pid, then run until
-// DIR/release's writer is done.
+// DIR/release's writer is done or a TERM comes; it writes a line to
+// DIR/orphan.signals for each TERM, staying a little after the first to
+// see a second come.
 func helperTreeOrphan(args []string) int {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM)
 	tmp := filepath.Join(args[0], "orphan.pid.tmp")
 	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return 2
@@ -65,7 +69,22 @@ func helperTreeOrphan(args []string) int {
 	if err := os.Rename(tmp, filepath.Join(args[0], "orphan.pid")); err != nil {
 		return 2
 	}
-	return waitFIFO(filepath.Join(args[0], "release"))
+	released := make(chan int, 1)
+	go func() { released <- waitFIFO(filepath.Join(args[0], "release")) }()
+	var linger <-chan time.Time
+	for {
+		select {
+		case code := <-released:
+			return code
+		case <-sigs:
+			appendLine(filepath.Join(args[0], "orphan.signals"), "TERM")
+			if linger == nil {
+				linger = time.After(100 * time.Millisecond) // see above
+			}
+		case <-linger:
+			return 0
+		}
+	}
 }
 
 // self is the test binary, as seen from a helper (selfBin is set only
@@ -93,59 +112,90 @@ func waitFIFO(path string) int {
 // TestTreeOrphanAttribution runs two requests at once; one leaves a
 // setsid'ed helper to the agent. The end of the other request must not kill
 // it (it cannot be told whose it is while both run); the end of its own
-// request does.
+// request does, and so does a stop of the agent, with one TERM.
 func TestTreeOrphanAttribution(t *testing.T) {
-	checkLeaks(t, true)
-	dir := t.TempDir()
+	t.Run("requests end", func(t *testing.T) {
+		checkLeaks(t, true)
+		o := startOrphanRequests(t)
+		openWriter(t, filepath.Join(o.dir, "gateB")).close()
+		collect(t, o.r, o.all, "B")
+		o.all["B"].requireExit(t, 0, "")
+		// Active drops to 1 once B's stop, the rest of its tree included, is over.
+		o.a.waitExecStatus("B finished", func(st status) bool { return st.Requests.Active == 1 })
+		if !alive(o.helper) {
+			t.Fatalf("A's helper %d was killed when B ended", o.helper)
+		}
+
+		openWriter(t, filepath.Join(o.dir, "gateA")).close()
+		collect(t, o.r, o.all, "A")
+		o.all["A"].requireExit(t, 0, "")
+		requireGone(t, "A's helper after A ended", o.helper)
+		if got := readLines(filepath.Join(o.dir, "orphan.signals")); len(got) != 1 {
+			t.Errorf("A's helper got %q, want one TERM", got)
+		}
+		if code := o.a.stop(); code != 0 {
+			t.Fatalf("agent exited with %d, want 0", code)
+		}
+	})
+	t.Run("agent stops", func(t *testing.T) {
+		checkLeaks(t, true)
+		o := startOrphanRequests(t)
+		if code := o.a.stop(); code != 0 {
+			t.Fatalf("agent exited with %d, want 0", code)
+		}
+		requireGone(t, "A's helper after the agent stopped", o.helper)
+		if got := readLines(filepath.Join(o.dir, "orphan.signals")); len(got) != 1 {
+			t.Errorf("A's helper got %q, want one TERM", got)
+		}
+	})
+}
+
+type orphanRequests struct {
+	a      *agent
+	r      *fifoEnd
+	dir    string
+	all    map[string]*response
+	helper int // the pid of A's setsid'ed helper
+}
+
+// startOrphanRequests starts an exec agent and requests B, which waits
+// for DIR/gateB, and A, which leaves a setsid'ed helper to the agent and
+// waits for DIR/gateA.
+func startOrphanRequests(t *testing.T) orphanRequests {
+	t.Helper()
+	o := orphanRequests{dir: t.TempDir(), all: map[string]*response{}}
 	for _, name := range []string{"gateA", "gateB", "release"} {
-		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o600); err != nil {
+		if err := syscall.Mkfifo(filepath.Join(o.dir, name), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, w, r := startExec(t, agentConfig{
+	var w *fifoEnd
+	o.a, w, o.r = startExec(t, agentConfig{
 		program: helperProgram(), helper: "treereq",
 		flags: []string{"-max-concurrent", "2", "-allow-args", "-stop-timeout", "5s"},
 	})
 	// B starts first, so that the helper A leaves starts after both.
-	all := map[string]*response{}
 	for _, req := range []struct {
 		id   string
 		args []string
-	}{{"B", []string{"wait", filepath.Join(dir, "gateB")}}, {"A", []string{"spawn", dir}}} {
+	}{{"B", []string{"wait", filepath.Join(o.dir, "gateB")}}, {"A", []string{"spawn", o.dir}}} {
 		w.writeLine(jsonLine(t, map[string]any{"id": req.id, "args": req.args}))
-		f := readFrame(t, r)
+		f := readFrame(t, o.r)
 		if f.Type != "start" || f.ID != req.id {
 			t.Fatalf("want %s's start frame, got %s", req.id, f.line)
 		}
-		all[f.ID] = &response{id: f.ID}
-		all[f.ID].add(t, f)
+		o.all[f.ID] = &response{id: f.ID}
+		o.all[f.ID].add(t, f)
 	}
-	var helper int
 	if !eventually(hangTimeout, func() bool {
-		b, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
-		helper, _ = strconv.Atoi(string(b))
-		st, _ := readStat(helper)
-		return err == nil && st.ppid == a.pid // its parent is gone
+		b, err := os.ReadFile(filepath.Join(o.dir, "orphan.pid"))
+		o.helper, _ = strconv.Atoi(string(b))
+		st, _ := readStat(o.helper)
+		return err == nil && st.ppid == o.a.pid // its parent is gone
 	}) {
-		t.Fatalf("the helper %d was not reparented to the agent %d", helper, a.pid)
+		t.Fatalf("the helper %d was not reparented to the agent %d", o.helper, o.a.pid)
 	}
-
-	openWriter(t, filepath.Join(dir, "gateB")).close()
-	collect(t, r, all, "B")
-	all["B"].requireExit(t, 0, "")
-	// Active drops to 1 once B's stop, the rest of its tree included, is over.
-	a.waitExecStatus("B finished", func(st status) bool { return st.Requests.Active == 1 })
-	if !alive(helper) {
-		t.Fatalf("A's helper %d was killed when B ended", helper)
-	}
-
-	openWriter(t, filepath.Join(dir, "gateA")).close()
-	collect(t, r, all, "A")
-	all["A"].requireExit(t, 0, "")
-	requireGone(t, "A's helper after A ended", helper)
-	if code := a.stop(); code != 0 {
-		t.Fatalf("agent exited with %d, want 0", code)
-	}
+	return o
 }
 
 // treecount DIR N: a tree that counts the signals it gets. The child starts
