@@ -95,51 +95,23 @@ func (p *Process) candidate() candidate {
 // pid is agent; inherited maps the processes it inherited to their start
 // times.
 func attribute(target candidate, others []candidate, agent int, inherited map[int]uint64, all []proc) (tree []proc, took []procKey) {
-	byPID := make(map[int]proc, len(all))
-	kids := make(map[int][]int, len(all))
+	at := attribution{
+		agent: agent,
+		// The others first: what another running child certainly owns is
+		// never the target's.
+		cands: append(slices.Clip(others), target),
+		byPID: make(map[int]proc, len(all)),
+		kids:  make(map[int][]int, len(all)),
+		owner: make(map[int]int, len(all)),
+	}
 	for _, q := range all {
-		byPID[q.pid] = q
-		kids[q.ppid] = append(kids[q.ppid], q.pid)
+		at.byPID[q.pid] = q
+		at.kids[q.ppid] = append(at.kids[q.ppid], q.pid)
 	}
-	// owner maps a pid to the index in cands of the child it belongs to:
-	// not to that child's pid, which a reaped target may share with a
-	// newer child.
-	owner := make(map[int]int, len(all))
-	var claim func(pid, by int)
-	claim = func(pid, by int) {
-		if _, taken := owner[pid]; taken || pid == agent || pid <= 1 {
-			return // never ourselves or init
-		}
-		owner[pid] = by
-		for _, k := range kids[pid] {
-			claim(k, by)
-		}
-	}
-	// The others first: what another running child certainly owns is
-	// never the target's.
-	cands := append(slices.Clip(others), target)
-	for i, c := range cands {
-		for _, k := range c.adopted {
-			if q, ok := byPID[k.pid]; ok && q.start == k.start {
-				claim(q.pid, i)
-			}
-		}
-	}
-	for i, c := range cands {
-		if _, alive := byPID[c.pid]; alive && !c.reaped {
-			claim(c.pid, i)
-		}
-		if groupIsChilds(c, byPID) {
-			for _, q := range all {
-				if q.pgid == c.pid && q.start >= c.start {
-					claim(q.pid, i)
-				}
-			}
-		}
-	}
+	at.claimLinked(all)
 	var orphans []proc
 	for _, q := range all {
-		_, taken := owner[q.pid]
+		_, taken := at.owner[q.pid]
 		if q.ppid == agent && !taken && !isInherited(inherited, q) {
 			orphans = append(orphans, q)
 		}
@@ -147,34 +119,84 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 	// Oldest first, so that a session or group leader is placed before the
 	// orphans that run in its session or group.
 	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.start, b.start) })
+	me := len(at.cands) - 1
 	for _, q := range orphans {
-		if _, taken := owner[q.pid]; taken {
+		if _, taken := at.owner[q.pid]; taken {
 			continue // a descendant of an orphan placed before it
 		}
-		if by, ok := orphanOwner(q, cands, owner, byPID); ok {
-			claim(q.pid, by)
-			if by == len(cands)-1 {
+		if by, ok := at.orphanOwner(q); ok {
+			at.claim(q.pid, by)
+			if by == me {
 				took = append(took, procKey{q.pid, q.start})
 			}
 		}
 	}
 	for _, q := range all {
-		if by, ok := owner[q.pid]; ok && by == len(cands)-1 {
+		if by, ok := at.owner[q.pid]; ok && by == me {
 			tree = append(tree, q)
 		}
 	}
 	return tree, took
 }
 
+// attribution is one run of attribute over a /proc listing.
+type attribution struct {
+	agent int
+	cands []candidate // the target last
+	byPID map[int]proc
+	kids  map[int][]int // by parent
+	// owner maps a pid to the index in cands of the child it belongs to:
+	// not to that child's pid, which a reaped target may share with a
+	// newer child.
+	owner map[int]int
+}
+
+// claim gives pid and its descendants to cands[by], unless they have an
+// owner already.
+func (at *attribution) claim(pid, by int) {
+	if _, taken := at.owner[pid]; taken || pid == at.agent || pid <= 1 {
+		return // never ourselves or init
+	}
+	at.owner[pid] = by
+	for _, k := range at.kids[pid] {
+		at.claim(k, by)
+	}
+}
+
+// claimLinked gives each candidate what it adopted, then itself and its
+// group, each with their descendants.
+func (at *attribution) claimLinked(all []proc) {
+	for i, c := range at.cands {
+		for _, k := range c.adopted {
+			if q, ok := at.byPID[k.pid]; ok && q.start == k.start {
+				at.claim(q.pid, i)
+			}
+		}
+	}
+	for i, c := range at.cands {
+		if _, alive := at.byPID[c.pid]; alive && !c.reaped {
+			at.claim(c.pid, i)
+		}
+		if groupIsChilds(c, at.byPID) {
+			for _, q := range all {
+				if q.pgid == c.pid && q.start >= c.start {
+					at.claim(q.pid, i)
+				}
+			}
+		}
+	}
+}
+
 // orphanOwner returns the index in cands of the child an orphan q belongs
-// to, when that is certain.
-func orphanOwner(q proc, cands []candidate, owner map[int]int, byPID map[int]proc) (int, bool) {
+// to, when that can be decided (see the top of this file).
+func (at *attribution) orphanOwner(q proc) (int, bool) {
+	cands, me := at.cands, len(at.cands)-1
 	for _, leader := range []int{q.pgid, q.sid} {
-		if by, ok := owner[leader]; ok && q.start >= byPID[leader].start {
+		if by, ok := at.owner[leader]; ok && q.start >= at.byPID[leader].start {
 			return by, true // its group or session is led by a member of a tree
 		}
 		for i, c := range cands {
-			if leader == c.pid && q.start >= c.start && groupIsChilds(c, byPID) {
+			if leader == c.pid && q.start >= c.start && groupIsChilds(c, at.byPID) {
 				return i, true // the child itself made the group or session
 			}
 		}
@@ -184,7 +206,7 @@ func orphanOwner(q proc, cands []candidate, owner map[int]int, byPID map[int]pro
 		if c.start > q.start {
 			continue // started after the orphan: not its owner
 		}
-		if c.stopping == 0 && i != len(cands)-1 {
+		if c.stopping == 0 && i != me {
 			return 0, false // it might be this running child's
 		}
 		found++
@@ -192,7 +214,7 @@ func orphanOwner(q proc, cands []candidate, owner map[int]int, byPID map[int]pro
 			by = i
 		}
 	}
-	if found == 1 && by == len(cands)-1 {
+	if found == 1 && by == me {
 		return by, true // the target is its only candidate
 	}
 	return by, by >= 0 && cands[by].stopping > 0

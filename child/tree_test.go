@@ -7,58 +7,71 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAttribute checks which processes of a /proc listing make up a
-// child's tree, with two children A and B of agent 100 running at once.
-func TestAttribute(t *testing.T) {
-	const agent = 100
-	a := candidate{pid: 200, start: 10}
-	b := candidate{pid: 300, start: 20}
-	all := []proc{
-		{pid: agent, ppid: 1, pgid: agent, sid: agent, start: 1},
-		{pid: 150, ppid: agent, pgid: 150, sid: 150, start: 2},    // inherited from an entrypoint shell
-		{pid: 200, ppid: agent, pgid: 200, sid: agent, start: 10}, // A
-		{pid: 201, ppid: 200, pgid: 200, sid: agent, start: 11},   // A's group
-		{pid: 202, ppid: 201, pgid: 202, sid: 202, start: 12},     // A's descendant, setsid'ed
-		{pid: 203, ppid: 202, pgid: 202, sid: 202, start: 13},     // and its child
-		{pid: 240, ppid: agent, pgid: 240, sid: 240, start: 15},   // orphan from before B started
-		{pid: 300, ppid: agent, pgid: 300, sid: agent, start: 20}, // B
-		{pid: 301, ppid: 300, pgid: 300, sid: agent, start: 21},   // B's group
-		{pid: 210, ppid: agent, pgid: 210, sid: 210, start: 25},   // orphan, setsid'ed: A's or B's?
-		{pid: 211, ppid: 210, pgid: 210, sid: 210, start: 26},     // its child
-		{pid: 220, ppid: agent, pgid: 200, sid: agent, start: 30}, // orphan in A's group
-		{pid: 230, ppid: agent, pgid: 230, sid: 202, start: 31},   // orphan in the session of A's 202
-		{pid: 250, ppid: agent, pgid: 250, sid: 250, start: 5},    // orphan older than both
-	}
-	inherited := map[int]uint64{150: 2}
-	// The listing leaves out children that were reaped, as /proc does; a
-	// reaped child's group members have the agent for parent by then.
-	pids := func(target candidate, others ...candidate) []int {
-		gone := func(c candidate) bool {
-			if c.pid == target.pid {
-				return target.reaped
-			}
-			return !slices.ContainsFunc(others, func(o candidate) bool { return o.pid == c.pid })
-		}
-		var listed []proc
-		for _, q := range all {
-			if (q.pid == a.pid && gone(a)) || (q.pid == b.pid && gone(b)) {
-				continue
-			}
-			if (q.ppid == a.pid && gone(a)) || (q.ppid == b.pid && gone(b)) {
-				q.ppid = agent
-			}
-			listed = append(listed, q)
-		}
-		var out []int
-		tree, _ := attribute(target, others, agent, inherited, listed)
-		for _, q := range tree {
-			out = append(out, q.pid)
-		}
-		slices.Sort(out)
-		return out
-	}
-	reaped := func(c candidate) candidate { c.reaped = true; return c }
+// An agent (100) with two children, A and B, and what they started.
+const fixtureAgent = 100
 
+var (
+	fixtureA = candidate{pid: 200, start: 10}
+	fixtureB = candidate{pid: 300, start: 20}
+)
+
+var fixture = []proc{
+	{pid: fixtureAgent, ppid: 1, pgid: fixtureAgent, sid: fixtureAgent, start: 1},
+	{pid: 150, ppid: fixtureAgent, pgid: 150, sid: 150, start: 2},           // inherited from an entrypoint shell
+	{pid: 200, ppid: fixtureAgent, pgid: 200, sid: fixtureAgent, start: 10}, // A
+	{pid: 201, ppid: 200, pgid: 200, sid: fixtureAgent, start: 11},          // A's group
+	{pid: 202, ppid: 201, pgid: 202, sid: 202, start: 12},                   // A's descendant, setsid'ed
+	{pid: 203, ppid: 202, pgid: 202, sid: 202, start: 13},                   // and its child
+	{pid: 240, ppid: fixtureAgent, pgid: 240, sid: 240, start: 15},          // orphan from before B started
+	{pid: 300, ppid: fixtureAgent, pgid: 300, sid: fixtureAgent, start: 20}, // B
+	{pid: 301, ppid: 300, pgid: 300, sid: fixtureAgent, start: 21},          // B's group
+	{pid: 210, ppid: fixtureAgent, pgid: 210, sid: 210, start: 25},          // orphan, setsid'ed: A's or B's?
+	{pid: 211, ppid: 210, pgid: 210, sid: 210, start: 26},                   // its child
+	{pid: 220, ppid: fixtureAgent, pgid: 200, sid: fixtureAgent, start: 30}, // orphan in A's group
+	{pid: 230, ppid: fixtureAgent, pgid: 230, sid: 202, start: 31},          // orphan in the session of A's 202
+	{pid: 250, ppid: fixtureAgent, pgid: 250, sid: 250, start: 5},           // orphan older than both
+}
+
+var fixtureInherited = map[int]uint64{150: 2}
+
+// fixtureTree returns the pids of target's tree in the fixture. The listing
+// leaves out the children that were reaped, as /proc does; their group
+// members have the agent for parent by then.
+func fixtureTree(target candidate, others ...candidate) []int {
+	a, b := fixtureA, fixtureB
+	gone := func(c candidate) bool {
+		if c.pid == target.pid {
+			return target.reaped
+		}
+		return !slices.ContainsFunc(others, func(o candidate) bool { return o.pid == c.pid })
+	}
+	var listed []proc
+	for _, q := range fixture {
+		if (q.pid == a.pid && gone(a)) || (q.pid == b.pid && gone(b)) {
+			continue
+		}
+		if (q.ppid == a.pid && gone(a)) || (q.ppid == b.pid && gone(b)) {
+			q.ppid = fixtureAgent
+		}
+		listed = append(listed, q)
+	}
+	var out []int
+	tree, _ := attribute(target, others, fixtureAgent, fixtureInherited, listed)
+	for _, q := range tree {
+		out = append(out, q.pid)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func reaped(c candidate) candidate                   { c.reaped = true; return c }
+func stopping(c candidate, seq uint64) candidate     { c.stopping = seq; return c }
+func adopted(c candidate, keys ...procKey) candidate { c.adopted = keys; return c }
+
+// TestAttribute checks which processes make up a child's tree while the
+// other child runs or after it ended.
+func TestAttribute(t *testing.T) {
+	a, b, pids := fixtureA, fixtureB, fixtureTree
 	require.Equal(t, []int{200, 201, 202, 203, 220, 230, 240}, pids(a, b),
 		"A while B runs: the orphan 210 could be B's")
 	require.Equal(t, []int{300, 301}, pids(b, a),
@@ -71,17 +84,20 @@ func TestAttribute(t *testing.T) {
 		"A ended, nothing else runs")
 	require.Equal(t, []int{201, 202, 203, 220, 230, 240}, pids(reaped(a), b),
 		"A ended while B runs: the orphan 210 could be B's")
+}
 
-	// The agent stops: both are being stopped, and the orphan goes to the
-	// stop that began last, so that it is signalled by one stop only.
-	stopping := func(c candidate, seq uint64) candidate { c.stopping = seq; return c }
+// TestAttributeStopping checks the orphan 210, which could be A's or B's,
+// goes to exactly one of them when both are being stopped.
+func TestAttributeStopping(t *testing.T) {
+	a, b, pids := fixtureA, fixtureB, fixtureTree
+	// The orphan goes to the stop that began last, so that it is signalled
+	// by one stop only.
 	require.Equal(t, []int{300, 301}, pids(stopping(b, 1), stopping(a, 2)))
 	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(stopping(a, 2), stopping(b, 1)))
 	require.Equal(t, []int{210, 211, 300, 301}, pids(stopping(b, 2), stopping(a, 1)))
 	require.Equal(t, []int{300, 301}, pids(stopping(b, 2), a), "A runs on")
 
 	// A's stop took the orphan; a stop of B begun later leaves it to A.
-	adopted := func(c candidate, keys ...procKey) candidate { c.adopted = keys; return c }
 	took := procKey{210, 25}
 	require.Equal(t, []int{300, 301}, pids(stopping(b, 3), adopted(stopping(a, 2), took)))
 	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(adopted(stopping(a, 2), took), stopping(b, 3)))
@@ -89,9 +105,9 @@ func TestAttribute(t *testing.T) {
 		"A adopted another process of that pid: the stop begun last takes this one")
 
 	// What attribute reports as taken: the orphans it gave the target.
-	_, keys := attribute(stopping(a, 2), []candidate{stopping(b, 1)}, agent, inherited, all)
+	_, keys := attribute(stopping(a, 2), []candidate{stopping(b, 1)}, fixtureAgent, fixtureInherited, fixture)
 	require.ElementsMatch(t, []procKey{{240, 15}, took, {230, 31}}, keys)
-	_, keys = attribute(a, []candidate{b}, agent, inherited, all)
+	_, keys = attribute(a, []candidate{b}, fixtureAgent, fixtureInherited, fixture)
 	require.ElementsMatch(t, []procKey{{240, 15}, {230, 31}}, keys)
 }
 
