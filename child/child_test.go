@@ -1,6 +1,7 @@
 package child
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -141,9 +142,17 @@ func TestStop(t *testing.T) {
 	})
 	t.Run("a child that ignores TERM gets KILL", func(t *testing.T) {
 		m := mark(t)
-		p, err := testReaper.Start(helperSpec(t, m, "ignoreterm"))
+		spec := helperSpec(t, m, "ignoreterm")
+		r, w, err := os.Pipe()
 		require.NoError(t, err)
-		time.Sleep(100 * time.Millisecond) // let it ignore TERM
+		defer r.Close()
+		spec.Stdout = w
+		p, err := testReaper.Start(spec)
+		w.Close()
+		require.NoError(t, err)
+		line, err := bufio.NewReader(r).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "ready\n", line, "the helper ignores TERM from now on")
 		st := testReaper.Stop(p, syscall.SIGTERM, 200*time.Millisecond)
 		require.Equal(t, 137, st.Code())
 		checkGone(t, m)
@@ -228,6 +237,9 @@ func TestParseSignal(t *testing.T) {
 }
 
 func TestParseUser(t *testing.T) {
+	// ParseUser refuses, as it should, any user but the agent's own when
+	// the agent is not root, and the cases name several.
+	requireRoot(t, "parsing users other than one's own")
 	for in, want := range map[string][2]uint32{
 		"1000:1000": {1000, 1000},
 		"1000:50":   {1000, 50},
@@ -249,12 +261,7 @@ func TestParseUser(t *testing.T) {
 }
 
 func TestChildRunsAsUser(t *testing.T) {
-	if os.Getuid() != 0 {
-		if os.Getenv("FIFOBRIDGE_REQUIRE_PRIVILEGED") == "1" {
-			t.Fatal("changing a child's user needs root")
-		}
-		t.Skip("changing a child's user needs root")
-	}
+	requireRoot(t, "changing a child's user")
 	cred, err := ParseUser("1000:1000")
 	require.NoError(t, err)
 	spec := helperSpec(t, mark(t), "")

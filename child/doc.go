@@ -20,6 +20,15 @@
 //     SignalState); one given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec.
 //   - Stop signals a child's whole tree (its process group, its descendants
-//     and the orphans it left to the agent), waits, then SIGKILLs what is
-//     left, and returns only when none of it is running.
+//     and the orphans it left to the agent) once per process, waits, then
+//     SIGKILLs what is left, and returns when none of it is running, or,
+//     when something outlives SIGKILL by killPatience (uninterruptible
+//     sleep), after a warning naming it.
+//   - Nothing is signalled by a number that may have been reused: a child's
+//     pid and its group's id only until the child is reaped (the reaper
+//     holds the lock those signals take across wait4), anything else
+//     through a pidfd checked against the start time a /proc scan saw.
+//   - Without cgroups, an orphan reparented to the agent whose owner cannot
+//     be told (see tree_linux.go) is never stopped while another child that
+//     could own it runs and is not being stopped.
 package child

@@ -107,8 +107,9 @@ func runHelper(name string, args []string) {
 		time.Sleep(time.Minute)
 	case "sleep":
 		time.Sleep(time.Minute)
-	case "ignoreterm":
+	case "ignoreterm": // says "ready" once TERM is ignored
 		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
 		time.Sleep(time.Minute)
 	case "tree": // sleepers in the group, one in its own session; then exit or stay
 		self, _ := os.Executable()

@@ -18,8 +18,11 @@ type Reaper struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	running map[int]*Process // started and not yet reaped
-	orphans uint64           // reaped processes nobody started
+	running map[int]*Process  // started and not yet reaped
+	live    map[*Process]bool // not yet reaped, or reaped with a Stop under way: what may own an orphan
+	stops   uint64            // Stops begun so far, to order them
+	treeMu  sync.Mutex        // held across one attribution and its adoptions
+	orphans uint64            // reaped processes nobody started
 
 	sigs  chan os.Signal
 	spawn chan spawnRequest
@@ -37,6 +40,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 	r := &Reaper{
 		log:     log,
 		running: make(map[int]*Process),
+		live:    make(map[*Process]bool),
 		sigs:    make(chan os.Signal, 64),
 		spawn:   make(chan spawnRequest),
 		quit:    make(chan struct{}),
@@ -109,49 +113,38 @@ func (r *Reaper) reapLoop() {
 }
 
 // reap collects every exited child; several exits may share one SIGCHLD.
+// It holds mu across each wait4: whoever holds mu and finds a started child
+// unreaped knows its pid (and so its group's id) still names it, and Start
+// registers a child, pidfd and all, before the child can be reaped.
 func (r *Reaper) reap() {
 	for {
 		var ws unix.WaitStatus
+		r.mu.Lock()
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		var p *Process
+		if err == nil && pid > 0 {
+			if p = r.running[pid]; p != nil {
+				delete(r.running, pid)
+				p.reaped = true
+				p.closePidfd()
+				if p.stops == 0 {
+					delete(r.live, p)
+				}
+			} else {
+				r.orphans++
+			}
+		}
+		r.mu.Unlock()
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || pid <= 0 {
 			return
 		}
-		// Start holds mu from fork until the pid is registered, so a child
-		// that exits at once is still found here.
-		r.mu.Lock()
-		p := r.running[pid]
-		delete(r.running, pid)
-		if p == nil {
-			r.orphans++
-		}
-		r.mu.Unlock()
 		if p != nil {
 			p.exit(ExitStatus{ws: ws})
 		} else {
 			r.log.Debug("reaped orphan", "pid", pid, "status", ExitStatus{ws: ws}.String())
 		}
 	}
-}
-
-// supervised reports whether pid is a started child not yet reaped.
-func (r *Reaper) supervised(pid int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.running[pid] != nil
-}
-
-// groups returns the process groups of the running children other than p.
-func (r *Reaper) otherGroups(p *Process) map[int]bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g := make(map[int]bool, len(r.running))
-	for pid, q := range r.running {
-		if q != p {
-			g[pid] = true
-		}
-	}
-	return g
 }

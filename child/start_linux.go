@@ -44,7 +44,13 @@ type Process struct {
 	Pid     int
 	Started time.Time
 
-	startTicks uint64 // start time in /proc, to tell its orphans from older processes
+	r          *Reaper
+	startTicks uint64    // start time in /proc, to tell its orphans from older processes
+	pidfd      int       // -1 without one; guarded by r.mu, closed when reaped
+	reaped     bool      // guarded by r.mu
+	stops      int       // Stops under way; guarded by r.mu
+	stopSeq    uint64    // when the latest of them began, in r.stops; guarded by r.mu
+	adopted    []procKey // orphans its Stops took (see attribute); guarded by r.mu
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -56,20 +62,6 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Status() ExitStatus {
 	<-p.done
 	return p.status
-}
-
-// Signal sends sig to the child's process group.
-func (p *Process) Signal(sig syscall.Signal) error {
-	err := syscall.Kill(-p.Pid, sig)
-	if err == syscall.ESRCH {
-		select {
-		case <-p.done:
-			return os.ErrProcessDone
-		default:
-		}
-		err = syscall.Kill(p.Pid, sig)
-	}
-	return err
 }
 
 func (p *Process) exit(s ExitStatus) {
@@ -173,10 +165,13 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		return spawnResult{err: err}
 	}
 	leaveWorkDir()
-	p := &Process{Pid: pid, Started: time.Now(), done: make(chan struct{})}
+	// The reaper cannot reap the child before mu is released, so the pidfd
+	// and the start time are the child's.
+	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), done: make(chan struct{})}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}
 	r.running[pid] = p
+	r.live[p] = true
 	return spawnResult{p: p}
 }

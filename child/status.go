@@ -14,11 +14,6 @@ type ExitStatus struct {
 	ws unix.WaitStatus
 }
 
-// Exited builds the ExitStatus of a process that exited with code.
-func Exited(code int) ExitStatus {
-	return ExitStatus{ws: unix.WaitStatus((code & 0xff) << 8)}
-}
-
 // Code is the exit code, or 128+N for a process killed by signal N, the
 // convention of shells, tini and docker.
 func (s ExitStatus) Code() int {

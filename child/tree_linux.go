@@ -1,146 +1,266 @@
 package child
 
 import (
-	"bytes"
-	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// proc is one line of /proc/PID/stat, as much as a tree walk needs.
-type proc struct {
-	pid, ppid, pgid, sid int
-	state                byte
-	start                uint64 // clock ticks after boot
+// Which processes make up a child's tree, found in /proc without cgroups.
+//
+// Certain, since the kernel records the link:
+//   - the child itself, until it is reaped;
+//   - the members of its process group, while that group is still the one
+//     the child made (see groupIsChilds);
+//   - every descendant of those, through the chain of parents, also one
+//     that left the group or the session (setsid);
+//   - a process whose group or session is led by a certain member.
+//
+// Not recorded anywhere: the owner of an orphan, a process whose parent died
+// so that it was reparented to the agent, and that runs in a group and a
+// session of its own (a setsid'ed helper whose parent exited). Its
+// candidates are the children that had started when it started and are
+// still live: not yet reaped, or being stopped. It is the child's when the
+// child is its only candidate. When another candidate runs and is not being
+// stopped, the orphan is left alone, since killing it might break a request
+// that still runs; the stop of the last of its candidates takes it. When
+// every candidate is being stopped (the agent stops), it goes to the one
+// whose stop began last: that stop's first scan sees it. Once a stop has
+// taken an orphan that way, the orphan stays that child's for as long as the
+// stop runs (it is adopted), so that a later stop of another candidate does
+// not signal it again: it gets the stop signal once. Processes the agent
+// inherited (an entrypoint shell's background jobs) are no child's.
+
+// candidate is a started child as attribution sees it.
+type candidate struct {
+	pid      int
+	start    uint64 // clock ticks after boot, from /proc
+	reaped   bool
+	stopping uint64 // when its latest Stop under way began (Reaper.stops), or 0
+	adopted  []procKey
 }
 
-// readProc parses /proc/PID/stat. The command name may hold spaces and
-// parentheses, so fields are counted from the last ')'. It uses bare system
-// calls: a /proc scan reads every process's file, and os.ReadFile would
-// spend three times as many.
-func readProc(pid string) (proc, bool) {
-	var buf [1024]byte
-	fd, err := unix.Open("/proc/"+pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return proc{}, false
-	}
-	n, err := unix.Read(fd, buf[:])
-	unix.Close(fd)
-	if err != nil || n <= 0 {
-		return proc{}, false
-	}
-	b := buf[:n]
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return proc{}, false
-	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 20 {
-		return proc{}, false
-	}
-	p := proc{state: f[0][0]}
-	p.pid, _ = strconv.Atoi(pid)
-	p.ppid, _ = strconv.Atoi(string(f[1]))
-	p.pgid, _ = strconv.Atoi(string(f[2]))
-	p.sid, _ = strconv.Atoi(string(f[3]))
-	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
-	return p, true
+// procKey names a process for good: a pid is reused, a pid and a start
+// time are not.
+type procKey struct {
+	pid   int
+	start uint64
 }
 
-// processes lists every live process in /proc; zombies are left out, since
-// they hold nothing and only wait to be reaped.
-func processes() []proc {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	out := make([]proc, 0, len(names))
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		if p, ok := readProc(name); ok && p.state != 'Z' && p.state != 'X' {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func procSelfPID() int {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return -1
-	}
-	f := bytes.Fields(b)
-	if len(f) == 0 {
-		return -1
-	}
-	pid, _ := strconv.Atoi(string(f[0]))
-	return pid
-}
-
-// tree returns the pids of p's tree still running: members of its process
-// group, its descendants (also those that left the group with setsid), and
-// orphans reparented to the agent that started after p and belong to no
-// other running child. Processes the agent inherited (an entrypoint shell's
-// background jobs) started before p and are left alone.
-func (r *Reaper) tree(p *Process) []int {
+// tree returns the processes of p's tree still running, as far as they can
+// be told apart from other children's (see above).
+func (r *Reaper) tree(p *Process) []proc {
 	if r.procPID != os.Getpid() {
 		return nil // pids in /proc are another namespace's; only the group is reachable
 	}
 	all := processes()
-	others := r.otherGroups(p)
-	children := make(map[int][]int, len(all))
-	for _, q := range all {
-		children[q.ppid] = append(children[q.ppid], q.pid)
+	// One attribution at a time, so that two stops cannot both take an
+	// orphan before either has adopted it.
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
+	target, others := r.candidates(p)
+	tree, took := attribute(target, others, r.procPID, r.inherited, all)
+	if len(took) > 0 {
+		r.mu.Lock()
+		p.adopted = append(p.adopted, took...)
+		r.mu.Unlock()
 	}
-	in := make(map[int]bool)
-	var add func(pid int)
-	add = func(pid int) {
-		if in[pid] || pid == r.procPID || pid <= 1 { // never ourselves or init
-			return
-		}
-		in[pid] = true
-		for _, c := range children[pid] {
-			add(c)
-		}
-	}
-	for _, q := range all {
-		switch {
-		case q.pid == r.procPID:
-		case q.pid == p.Pid && !r.exited(p), q.pgid == p.Pid:
-			add(q.pid)
-		case q.ppid == r.procPID && r.orphanOf(p, q, others):
-			add(q.pid)
-		}
-	}
-	pids := make([]int, 0, len(in))
-	for pid := range in {
-		pids = append(pids, pid)
-	}
-	return pids
+	return tree
 }
 
-// orphanOf reports whether q, a child of the agent, is taken for an orphan
-// of p: started after p, not inherited by the agent, and of no other running
-// child's group or session.
-func (r *Reaper) orphanOf(p *Process, q proc, others map[int]bool) bool {
-	return q.start >= p.startTicks && !r.isInherited(q) &&
-		!others[q.pid] && !others[q.pgid] && !others[q.sid]
+// candidates returns p and the other live children: not yet reaped, or
+// being stopped.
+func (r *Reaper) candidates(p *Process) (target candidate, others []candidate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	target = p.candidate()
+	for q := range r.live {
+		if q != p {
+			others = append(others, q.candidate())
+		}
+	}
+	return target, others
+}
+
+// candidate describes p; call it with r.mu held.
+func (p *Process) candidate() candidate {
+	return candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq, adopted: slices.Clone(p.adopted)}
+}
+
+// attribute returns the processes of all that belong to target's tree, and
+// the orphans it gave the target (by a group or session leader, as their
+// only candidate, or as the one whose stop began last), for the caller to
+// record as adopted. The agent's
+// pid is agent; inherited maps the processes it inherited to their start
+// times.
+func attribute(target candidate, others []candidate, agent int, inherited map[int]uint64, all []proc) (tree []proc, took []procKey) {
+	at := attribution{
+		agent: agent,
+		// The others first: what another running child certainly owns is
+		// never the target's.
+		cands: append(slices.Clip(others), target),
+		byPID: make(map[int]proc, len(all)),
+		kids:  make(map[int][]int, len(all)),
+		owner: make(map[int]int, len(all)),
+	}
+	for _, q := range all {
+		at.byPID[q.pid] = q
+		at.kids[q.ppid] = append(at.kids[q.ppid], q.pid)
+	}
+	at.claimLinked(all)
+	var orphans []proc
+	for _, q := range all {
+		_, taken := at.owner[q.pid]
+		if q.ppid == agent && !taken && !isInherited(inherited, q) {
+			orphans = append(orphans, q)
+		}
+	}
+	// Oldest first, so that a session or group leader is placed before the
+	// orphans that run in its session or group.
+	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.start, b.start) })
+	me := len(at.cands) - 1
+	for _, q := range orphans {
+		if _, taken := at.owner[q.pid]; taken {
+			continue // a descendant of an orphan placed before it
+		}
+		if by, ok := at.orphanOwner(q); ok {
+			at.claim(q.pid, by)
+			if by == me {
+				took = append(took, procKey{q.pid, q.start})
+			}
+		}
+	}
+	for _, q := range all {
+		if by, ok := at.owner[q.pid]; ok && by == me {
+			tree = append(tree, q)
+		}
+	}
+	return tree, took
+}
+
+// attribution is one run of attribute over a /proc listing.
+type attribution struct {
+	agent int
+	cands []candidate // the target last
+	byPID map[int]proc
+	kids  map[int][]int // by parent
+	// owner maps a pid to the index in cands of the child it belongs to:
+	// not to that child's pid, which a reaped target may share with a
+	// newer child.
+	owner map[int]int
+}
+
+// claim gives pid and its descendants to cands[by], unless they have an
+// owner already.
+func (at *attribution) claim(pid, by int) {
+	if _, taken := at.owner[pid]; taken || pid == at.agent || pid <= 1 {
+		return // never ourselves or init
+	}
+	at.owner[pid] = by
+	for _, k := range at.kids[pid] {
+		at.claim(k, by)
+	}
+}
+
+// claimLinked gives each candidate what it adopted, then itself and its
+// group, each with their descendants.
+func (at *attribution) claimLinked(all []proc) {
+	for i, c := range at.cands {
+		for _, k := range c.adopted {
+			if q, ok := at.byPID[k.pid]; ok && q.start == k.start {
+				at.claim(q.pid, i)
+			}
+		}
+	}
+	for i, c := range at.cands {
+		if _, alive := at.byPID[c.pid]; alive && !c.reaped {
+			at.claim(c.pid, i)
+		}
+		if groupIsChilds(c, at.byPID) {
+			for _, q := range all {
+				if q.pgid == c.pid && q.start >= c.start {
+					at.claim(q.pid, i)
+				}
+			}
+		}
+	}
+}
+
+// orphanOwner returns the index in cands of the child an orphan q belongs
+// to, when that can be decided (see the top of this file).
+func (at *attribution) orphanOwner(q proc) (int, bool) {
+	cands, me := at.cands, len(at.cands)-1
+	for _, leader := range []int{q.pgid, q.sid} {
+		if by, ok := at.owner[leader]; ok && q.start >= at.byPID[leader].start {
+			return by, true // its group or session is led by a member of a tree
+		}
+		for i, c := range cands {
+			if leader == c.pid && q.start >= c.start && groupIsChilds(c, at.byPID) {
+				return i, true // the child itself made the group or session
+			}
+		}
+	}
+	by, found := -1, 0
+	for i, c := range cands {
+		if c.start > q.start {
+			continue // started after the orphan: not its owner
+		}
+		if c.stopping == 0 && i != me {
+			return 0, false // it might be this running child's
+		}
+		found++
+		if by < 0 || c.stopping > cands[by].stopping {
+			by = i
+		}
+	}
+	if found == 1 && by == me {
+		return by, true // the target is its only candidate
+	}
+	return by, by >= 0 && cands[by].stopping > 0
+}
+
+// groupIsChilds reports whether the process group numbered c.pid is still
+// the one child c made. Until c is reaped its pid cannot be reused, so the
+// group is c's. After that the number is free again once the group has no
+// member left, and a new process given that pid may make a group of the
+// same number; a live process with c's pid shows the number was reused, and
+// then nothing in that group is c's. (A group can only be made by the
+// process whose pid it bears, so a reused group always has had that
+// process; one that already ended again is not detected, the window is
+// that of a pid wrapping around twice.)
+func groupIsChilds(c candidate, byPID map[int]proc) bool {
+	if !c.reaped {
+		return true
+	}
+	_, reused := byPID[c.pid]
+	return !reused
+}
+
+func compareStart(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func isInherited(inherited map[int]uint64, q proc) bool {
+	start, ok := inherited[q.pid]
+	return ok && start == q.start
 }
 
 // treeGone reports, without scanning /proc, that nothing of the tree of p
 // (which has exited) runs: its process group is empty and the agent has no
 // child that could be an orphan of p. That suffices, since the chain of
 // parents of any live descendant of p ends in a member of its group or in a
-// child of the agent, to which orphans are reparented.
+// child of the agent, to which orphans are reparented. It errs towards
+// false, which only costs a scan.
 func (r *Reaper) treeGone(p *Process) bool {
+	// Signal 0 only probes: should the number name someone else's group by
+	// now, the answer is false and the scan decides.
 	if !r.exited(p) || syscall.Kill(-p.Pid, 0) != syscall.ESRCH {
 		return false
 	}
@@ -151,118 +271,20 @@ func (r *Reaper) treeGone(p *Process) bool {
 	if !ok {
 		return false
 	}
-	others := r.otherGroups(p)
+	_, others := r.candidates(p)
+	running := make(map[int]bool, len(others))
+	for _, c := range others {
+		running[c.pid] = true
+	}
 	for _, pid := range kids {
-		if others[pid] {
+		if running[pid] {
 			continue
 		}
 		q, ok := readProc(strconv.Itoa(pid))
-		if ok && q.state != 'Z' && r.orphanOf(p, q, others) {
+		if ok && q.state != 'Z' && q.start >= p.startTicks && !isInherited(r.inherited, q) &&
+			!running[q.pgid] && !running[q.sid] {
 			return false
 		}
 	}
 	return true
-}
-
-// children lists the agent's children from /proc/self/task/*/children;
-// ok is false when the kernel does not provide those files.
-func (r *Reaper) children() (pids []int, ok bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, false
-	}
-	var buf [4096]byte
-	for _, t := range tasks {
-		fd, err := unix.Open("/proc/self/task/"+t.Name()+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(os.Getpid()) {
-				return nil, false // no CONFIG_PROC_CHILDREN
-			}
-			continue // the thread is gone
-		}
-		n, _ := unix.Read(fd, buf[:])
-		unix.Close(fd)
-		if n == len(buf) {
-			return nil, false // more than fits: let the full scan decide
-		}
-		for _, f := range bytes.Fields(buf[:max(n, 0)]) {
-			if pid, err := strconv.Atoi(string(f)); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids, true
-}
-
-func (r *Reaper) isInherited(q proc) bool {
-	start, ok := r.inherited[q.pid]
-	return ok && start == q.start
-}
-
-// signalTree sends sig to p's process group and to every process of its tree.
-func (r *Reaper) signalTree(p *Process, sig syscall.Signal) (left int) {
-	syscall.Kill(-p.Pid, sig)
-	pids := r.tree(p)
-	for _, pid := range pids {
-		syscall.Kill(pid, sig)
-	}
-	return len(pids)
-}
-
-// killPatience is how long Stop waits for SIGKILLed processes before it
-// warns that some will not die.
-const killPatience = 5 * time.Second
-
-// Stop stops p and the rest of its tree: sig to all of it, then, when
-// anything still runs after timeout, SIGKILL. It returns p's exit status once
-// p has been reaped and nothing of its tree is left. Calling it after p
-// exited by itself cleans up what p left behind.
-func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) ExitStatus {
-	if r.treeGone(p) {
-		return p.Status() // the common case, answered without a /proc scan
-	}
-	deadline := time.Now().Add(timeout)
-	if r.signalTree(p, sig) > 0 || !r.exited(p) {
-		r.waitTree(p, deadline)
-	}
-	for start := time.Now(); r.signalTree(p, syscall.SIGKILL) > 0 || !r.exited(p); {
-		// SIGKILL cannot be ignored; this loop only catches processes forked
-		// between a scan and the signal, and the child's own reaping.
-		if time.Since(start) > killPatience {
-			r.log.Warn("processes survive SIGKILL (uninterruptible sleep?)", "pid", p.Pid, "left", r.tree(p))
-			start = time.Now()
-		}
-		r.waitTree(p, time.Now().Add(50*time.Millisecond))
-	}
-	return p.Status()
-}
-
-func (r *Reaper) exited(p *Process) bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// waitTree waits until p is reaped and its tree is empty, or until deadline.
-func (r *Reaper) waitTree(p *Process, deadline time.Time) {
-	for time.Now().Before(deadline) {
-		if r.exited(p) && len(r.tree(p)) == 0 {
-			return
-		}
-		wait := time.Until(deadline)
-		if wait > 10*time.Millisecond {
-			wait = 10 * time.Millisecond
-		}
-		select {
-		case <-p.done:
-			if len(r.tree(p)) == 0 {
-				return
-			}
-			time.Sleep(wait)
-		case <-time.After(wait):
-		}
-	}
 }

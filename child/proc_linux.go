@@ -1,0 +1,114 @@
+package child
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// proc is one line of /proc/PID/stat, as much as a tree walk needs.
+type proc struct {
+	pid, ppid, pgid, sid int
+	state                byte
+	start                uint64 // clock ticks after boot
+}
+
+// readProc parses /proc/PID/stat. The command name may hold spaces and
+// parentheses, so fields are counted from the last ')'. It uses bare system
+// calls: a /proc scan reads every process's file, and os.ReadFile would
+// spend three times as many.
+func readProc(pid string) (proc, bool) {
+	var buf [1024]byte
+	fd, err := unix.Open("/proc/"+pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return proc{}, false
+	}
+	n, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return proc{}, false
+	}
+	b := buf[:n]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 20 {
+		return proc{}, false
+	}
+	p := proc{state: f[0][0]}
+	p.pid, _ = strconv.Atoi(pid)
+	p.ppid, _ = strconv.Atoi(string(f[1]))
+	p.pgid, _ = strconv.Atoi(string(f[2]))
+	p.sid, _ = strconv.Atoi(string(f[3]))
+	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	return p, true
+}
+
+// processes lists every live process in /proc; zombies are left out, since
+// they hold nothing and only wait to be reaped.
+func processes() []proc {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	out := make([]proc, 0, len(names))
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if p, ok := readProc(name); ok && p.state != 'Z' && p.state != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func procSelfPID() int {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return -1
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return -1
+	}
+	pid, _ := strconv.Atoi(string(f[0]))
+	return pid
+}
+
+// children lists the agent's children from /proc/self/task/*/children;
+// ok is false when the kernel does not provide those files.
+func (r *Reaper) children() (pids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	var buf [4096]byte
+	for _, t := range tasks {
+		fd, err := unix.Open("/proc/self/task/"+t.Name()+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(os.Getpid()) {
+				return nil, false // no CONFIG_PROC_CHILDREN
+			}
+			continue // the thread is gone
+		}
+		n, _ := unix.Read(fd, buf[:])
+		unix.Close(fd)
+		if n == len(buf) {
+			return nil, false // more than fits: let the full scan decide
+		}
+		for _, f := range bytes.Fields(buf[:max(n, 0)]) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, true
+}

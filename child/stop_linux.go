@@ -1,0 +1,115 @@
+package child
+
+import (
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// killPatience is how long Stop waits for SIGKILLed processes to go. A
+// process in uninterruptible sleep (D state) dies only when it leaves it,
+// which may be never; Stop gives up on it after this and warns.
+var killPatience = 5 * time.Second
+
+// Stop stops p and the rest of its tree: sig to all of it, then, when
+// anything still runs after timeout, SIGKILL. It returns p's exit status once
+// p has been reaped and nothing of its tree is left, or, when something
+// outlives SIGKILL by killPatience, logs a warning naming what is left and
+// returns: p's status if it was reaped, else a death by SIGKILL (the Reaper
+// still reaps it whenever it goes). Calling it after p exited by itself
+// cleans up what p left behind.
+func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) ExitStatus {
+	st, left := r.stop(p, sig, timeout, killPatience, r.tree)
+	if len(left) > 0 {
+		r.log.Warn("giving up on processes that survive SIGKILL (uninterruptible sleep?)", "pid", p.Pid, "left", left)
+	}
+	return st
+}
+
+// stop is Stop with its patience and its view of the tree as parameters;
+// left lists the pids still running when it gave up.
+func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Duration, tree func(*Process) []proc) (st ExitStatus, left []int) {
+	r.beginStop(p)
+	defer r.endStop(p)
+	if r.treeGone(p) {
+		return p.Status(), nil // the common case, answered without a /proc scan
+	}
+	if r.signalTree(p, sig, tree) > 0 || !r.exited(p) {
+		r.waitTree(p, time.Now().Add(timeout), tree)
+	}
+	giveUp := time.Now().Add(patience)
+	// SIGKILL cannot be ignored; the loop catches processes forked between
+	// a scan and the signal, and waits for the child's own reaping.
+	for r.signalTree(p, syscall.SIGKILL, tree) > 0 || !r.exited(p) {
+		if !time.Now().Before(giveUp) {
+			for _, q := range tree(p) {
+				left = append(left, q.pid)
+			}
+			if !r.exited(p) {
+				if !slices.Contains(left, p.Pid) {
+					left = append(left, p.Pid)
+				}
+				return ExitStatus{ws: unix.WaitStatus(syscall.SIGKILL)}, left
+			}
+			return p.Status(), left
+		}
+		next := time.Now().Add(50 * time.Millisecond)
+		if next.After(giveUp) {
+			next = giveUp
+		}
+		r.waitTree(p, next, tree)
+	}
+	return p.Status(), nil
+}
+
+// beginStop marks p as being stopped: while it is, p may own orphans (see
+// attribute) even after it was reaped.
+func (r *Reaper) beginStop(p *Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stops++
+	p.stops++
+	p.stopSeq = r.stops
+	r.live[p] = true
+}
+
+func (r *Reaper) endStop(p *Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.stops--; p.stops == 0 {
+		p.stopSeq = 0
+		p.adopted = nil
+		if r.running[p.Pid] != p {
+			delete(r.live, p) // reaped
+		}
+	}
+}
+
+func (r *Reaper) exited(p *Process) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitTree waits until p is reaped and its tree is empty, or until deadline.
+func (r *Reaper) waitTree(p *Process, deadline time.Time, tree func(*Process) []proc) {
+	for time.Now().Before(deadline) {
+		if r.exited(p) && len(tree(p)) == 0 {
+			return
+		}
+		wait := min(time.Until(deadline), 10*time.Millisecond)
+		select {
+		case <-p.done:
+			if len(tree(p)) == 0 {
+				return
+			}
+			time.Sleep(wait)
+		case <-time.After(wait):
+		}
+	}
+}
