@@ -411,3 +411,58 @@ func TestRejectionQueueDropsWithoutReader(t *testing.T) {
 	defer q.mu.Unlock()
 	require.Greater(t, q.dropped, 0)
 }
+
+// A finished request whose reply reader stays but never reads does not
+// keep its writer: after its patience the write is given up, the reply FIFO
+// closed, and nothing waits for a stop.
+func TestExecStalledReplyGivenUpAfterTheRequest(t *testing.T) {
+	g := startEngine(t, "cat", nil)
+	g.stalledReply("stall")
+	g.write(`{"id":"s","reply":"stall","timeout":"200ms","stdin":"` + strings.Repeat("y", 200_000) + `"}` + "\n")
+	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool {
+		g.e.mu.Lock()
+		defer g.e.mu.Unlock()
+		return len(g.e.writers) == 0
+	}, replyPatienceMin+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}
+
+// A reader that takes a little now and then, never letting a write block
+// for long, cannot hold a stop: past the give-up deadline every write is
+// given up.
+func TestExecTricklingReaderCannotHoldAStop(t *testing.T) {
+	g := startEngine(t, "cat", nil)
+	path := filepath.Join(g.dir, "replies", "trickle")
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	f, err := fifo.OpenReaderNow(path)
+	require.NoError(t, err)
+	defer f.Close()
+	// A child that never ends by itself and writes more than the pipe
+	// holds, so that frames wait for the trickling reader.
+	g.write(`{"id":"t","reply":"trickle","stdin":"` + strings.Repeat("x", 2<<20) + `"}` + "\n")
+	buf := make([]byte, 512)
+	f.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for n := 0; n == 0; { // EOF until the agent opens its end
+		n, err = f.Read(buf)
+		require.True(t, err == nil || err == io.EOF, "the first frame arrives: %v", err)
+	}
+	done := make(chan struct{})
+	trickled := make(chan struct{})
+	go func() {
+		defer close(trickled)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := f.Read(buf); err != nil && !os.IsTimeout(err) {
+				return
+			}
+		}
+	}()
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+	close(done)
+	<-trickled
+}

@@ -65,6 +65,9 @@ type output struct {
 
 	mu    sync.Mutex
 	since time.Time // when the reply write under way began; zero if none
+
+	endOnce sync.Once
+	patient chan struct{} // closed when waitPatiently returned; nil: not started
 }
 
 // newOutput starts the writer of one request's frames; close waits for it.
@@ -91,10 +94,16 @@ func (e *execMode) newOutput(id string, reply *os.File, cancel func(reason strin
 func (o *output) send(frame []byte) { o.frames <- frame }
 
 // close waits until every frame sent is written or dropped, and closes
-// the reply FIFO.
+// the reply FIFO. Like os/exec's WaitDelay, it does not wait forever for a
+// reply reader that stays but does not read: a reply write blocked for
+// replyPatience after the request ended is given up, and the rest dropped.
 func (o *output) close() {
+	o.ended()
 	close(o.frames)
 	<-o.done
+	if o.patient != nil {
+		<-o.patient
+	}
 	if o.reply == nil {
 		return
 	}
@@ -106,6 +115,43 @@ func (o *output) close() {
 	o.reply.Close()
 }
 
+// ended says the request's child has ended: from now on a reply write that
+// blocks for its patience is given up. close calls it too.
+func (o *output) ended() {
+	if o.reply == nil {
+		return
+	}
+	o.endOnce.Do(func() {
+		o.patient = make(chan struct{})
+		go func() { defer close(o.patient); o.waitPatiently() }()
+	})
+}
+
+// waitPatiently waits for the writer, giving up a reply write that blocks
+// for the patience.
+func (o *output) waitPatiently() {
+	patience := max(o.e.cfg.StopTimeout, replyPatienceMin)
+	t := time.NewTicker(patience / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.done:
+			return
+		case <-t.C:
+		}
+		if o.blocked(patience) {
+			o.e.cfg.Log.Warn("giving up on a reply fifo whose reader does not read", "id", o.id, "after", patience)
+			o.giveUp()
+			return
+		}
+	}
+}
+
+// replyPatienceMin is the least time a reply write may block after its
+// request ended before it is given up; the patience is -stop-timeout when
+// that is longer.
+const replyPatienceMin = time.Second
+
 func (o *output) run() {
 	for frame := range o.frames {
 		select {
@@ -114,7 +160,7 @@ func (o *output) run() {
 		default:
 		}
 		if err := o.write(frame); os.IsTimeout(err) {
-			o.markLeft("its frames were given up at the stop")
+			o.markLeft("its frames were given up")
 		} else if err != nil {
 			o.markLeft("its reply reader went away")
 		}

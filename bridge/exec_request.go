@@ -155,37 +155,50 @@ func (e *execMode) await(ctx context.Context, r *request) end {
 	var x end
 	select {
 	case <-p.Done():
+		x.status = p.Status()
 	case <-expired:
 		x.timedOut = true
 		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.limit)
-		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+		x.status = e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-r.cancel.done:
 		x.canceled = true
 		cfg.Log.Info("request canceled; stopping it", "id", r.req.ID, "pid", p.Pid, "why", r.cancel.reason)
-		e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+		x.status = e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-ctx.Done():
-		e.stopForAgent(p)
+		x.status = e.stopForAgent(p)
 	}
-	x.status = p.Status()
 	return x
 }
 
+// killWait is how long a stopping agent waits for a SIGKILLed child to be
+// reaped before it gives up on it (a process in uninterruptible sleep dies
+// only when it leaves it): its exit frame then says KILL.
+const killWait = 500 * time.Millisecond
+
 // stopForAgent gives the child's process group the stop signal and, if it
-// is still there at the stop's deadline, SIGKILL; it returns once the child
-// is reaped. It signals the group, without a scan of /proc, so that a
-// hundred requests stopping at once reach their exit frames quickly; the
-// rest of the tree is cleaned up by finish.
-func (e *execMode) stopForAgent(p *child.Process) {
+// is still there at the stop's deadline, SIGKILL; it returns the child's
+// status once it is reaped, or after killWait more. It signals the group,
+// without a scan of /proc, so that a hundred requests stopping at once
+// reach their exit frames quickly; the rest of the tree is cleaned up by
+// finish.
+func (e *execMode) stopForAgent(p *child.Process) child.ExitStatus {
 	p.Signal(e.cfg.StopSignal)
 	t := time.NewTimer(time.Until(e.stopDeadline()))
 	defer t.Stop()
 	select {
 	case <-p.Done():
-		return
+		return p.Status()
 	case <-t.C:
 	}
 	p.Signal(syscall.SIGKILL)
-	<-p.Done()
+	t.Reset(killWait)
+	select {
+	case <-p.Done():
+		return p.Status()
+	case <-t.C:
+		e.cfg.Log.Warn("stopping: giving up on a request's child that survives SIGKILL", "id", "", "pid", p.Pid)
+		return child.Signaled(syscall.SIGKILL)
+	}
 }
 
 // stopTimeout is how long a request's tree gets between the stop signal
@@ -202,6 +215,7 @@ func (e *execMode) stopTimeout(ctx context.Context) time.Duration {
 // pipes and the exit frame follows it. A grandchild that keeps the pipes
 // open does not hold the exit frame.
 func (e *execMode) finish(ctx context.Context, r *request, x end, release func()) {
+	r.out.ended()
 	gone := make(chan struct{})
 	go func() {
 		defer close(gone)

@@ -31,6 +31,10 @@ func (s ExitStatus) Signal() syscall.Signal {
 	return 0
 }
 
+// Signaled is the status of a process ended by sig, for a process that was
+// given up on before it could be reaped.
+func Signaled(sig syscall.Signal) ExitStatus { return ExitStatus{ws: unix.WaitStatus(sig)} }
+
 // Success reports a zero exit code.
 func (s ExitStatus) Success() bool { return s.Code() == 0 }
 
