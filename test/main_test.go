@@ -76,8 +76,10 @@ func runTests(m *testing.M) int {
 	// t.TempDir, os.MkdirTemp and every process started inherit this.
 	os.Setenv("TMPDIR", tmp)
 	if os.Getenv("GORACE") == "" {
-		// A race-built agent (or helper) stops at the first race it sees.
-		os.Setenv("GORACE", "halt_on_error=1 exitcode=66")
+		// A race-built agent (or helper) stops at the first race it sees,
+		// and exits at once instead of sleeping a second at every exit
+		// (atexit_sleep_ms=1000), which timed stops would count.
+		os.Setenv("GORACE", "halt_on_error=1 exitcode=66 atexit_sleep_ms=0")
 	}
 
 	// FIFOBRIDGE_TEST_BINARY runs the suite against a binary built
