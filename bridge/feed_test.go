@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
 )
@@ -34,19 +36,23 @@ func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	// feeder is blocked in the middle of a write when the child goes away.
 	data := make([]byte, 3<<20)
 	rand.Read(data)
-	go srcW.Write(data)
+	wrote := make(chan error, 1)
+	go func() { _, err := srcW.Write(data); wrote <- err }()
 	stdin1, back1 := childPipe(t)
 	f.attach(stdin1, back1)
-	time.Sleep(100 * time.Millisecond)
+	size, err := unix.FcntlInt(back1.Fd(), unix.F_GETPIPE_SZ, 0)
+	require.NoError(t, err)
+	waitUnread(t, back1, size) // the child's pipe is full: the feeder waits to write
 	f.detach()
 
 	// The second child gets everything, in order.
 	stdin2, back2 := childPipe(t)
 	f.attach(stdin2, back2)
 	got := make([]byte, len(data))
-	_, err := io.ReadFull(back2, got)
+	_, err = io.ReadFull(back2, got)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(data, got), "input lost or reordered across children")
+	require.NoError(t, <-wrote)
 
 	f.detach()
 	f.close()
@@ -69,8 +75,34 @@ func inputFIFO(t *testing.T) (*fifo.Source, *os.File) {
 	return src, w
 }
 
+// waitUnread waits until the pipe whose read end is r holds n unread bytes.
+func waitUnread(t *testing.T, r *os.File, n int) {
+	t.Helper()
+	var unread int
+	var err error
+	deadline := time.Now().Add(10 * time.Second)
+	for unread, err = unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ); err == nil && unread != n; unread, err = unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ) {
+		require.True(t, time.Now().Before(deadline), "pipe holds %d unread bytes after 10s, want %d", unread, n)
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, err)
+}
+
+var warmPoller sync.Once
+
+// countFDs counts this process's open descriptors. The runtime opens its
+// poller's epoll descriptor and eventfd on the first pollable file; that is
+// done here first, so that a count taken before a test's first pipe is
+// comparable with one taken after (go test's -test.testlogfile used to do it
+// by accident, so the tests failed only when the binary was run directly).
 func countFDs(t *testing.T) int {
 	t.Helper()
+	warmPoller.Do(func() {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		r.Close()
+		w.Close()
+	})
 	ents, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
 	return len(ents) - 1
@@ -92,7 +124,7 @@ func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	_, err = io.ReadFull(back1, line)
 	require.NoError(t, err)
 	require.Equal(t, "a\n", string(line))
-	time.Sleep(50 * time.Millisecond) // the feeder moved everything into the pipe
+	waitUnread(t, back1, len("b\nc\n")) // the feeder moved everything into the pipe
 	f.detach()
 	require.Equal(t, 4, f.held(), "the unread lines are taken back")
 

@@ -6,11 +6,8 @@
 //     child process.
 //   - A path that exists but is not a FIFO is reported as ErrNotFIFO and is
 //     never removed, truncated or written.
-//   - Opens that would block (OpenReader, OpenWriter) and Wait, which sleeps
-//     on inotify until a FIFO appears, take a context.
-//     Cancelling it unblocks the open by briefly opening the other end with
-//     O_NONBLOCK, so no thread stays stuck in open(2) and no descriptor is
-//     left behind.
+//   - No open here blocks: opens are O_NONBLOCK. Wait, which sleeps on
+//     inotify until a FIFO appears, takes a context.
 //   - Source and Sink are the agent's long-lived ends of the input and output
 //     FIFOs. Both are opened O_RDWR, so a Source never reads EOF when writers
 //     come and go (and never spins), and a Sink never gets EPIPE when readers

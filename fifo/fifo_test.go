@@ -58,53 +58,6 @@ func TestMake(t *testing.T) {
 	})
 }
 
-func TestOpenCancel(t *testing.T) {
-	for name, open := range map[string]func(context.Context, string) (*os.File, error){
-		"reader": OpenReader, "writer": OpenWriter,
-	} {
-		t.Run(name, func(t *testing.T) {
-			p := newFIFO(t)
-			checkLeaks(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			defer cancel()
-			f, err := open(ctx, p)
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.Nil(t, f)
-		})
-	}
-	t.Run("already cancelled", func(t *testing.T) {
-		p := newFIFO(t)
-		checkLeaks(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		_, err := OpenReader(ctx, p)
-		require.ErrorIs(t, err, context.Canceled)
-	})
-}
-
-func TestOpenPair(t *testing.T) {
-	p := newFIFO(t)
-	checkLeaks(t)
-	ctx := context.Background()
-	got := make(chan []byte)
-	go func() {
-		r, err := OpenReader(ctx, p)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(r) // EOF once the writer closed
-		r.Close()
-		got <- b
-	}()
-	w, err := OpenWriter(ctx, p)
-	require.NoError(t, err)
-	_, err = w.Write([]byte("hello"))
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	require.Equal(t, "hello", string(<-got))
-}
-
 func TestOpenWriterNow(t *testing.T) {
 	p := newFIFO(t)
 	checkLeaks(t)

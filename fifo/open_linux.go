@@ -1,7 +1,6 @@
 package fifo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,20 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// OpenReader opens the FIFO at path for reading. Like open(2) it waits until
-// a writer opens the other end, but it gives up when ctx is done. The result
-// is non-blocking underneath, so Read, Close and deadlines work from any
-// goroutine; Read returns io.EOF once every writer has left.
-func OpenReader(ctx context.Context, path string) (*os.File, error) {
-	return openWaiting(ctx, path, unix.O_RDONLY)
-}
-
-// OpenWriter opens the FIFO at path for writing, waiting until a reader opens
-// the other end or ctx is done.
-func OpenWriter(ctx context.Context, path string) (*os.File, error) {
-	return openWaiting(ctx, path, unix.O_WRONLY)
-}
 
 // OpenWriterNow opens the FIFO at path for writing without waiting. It
 // returns ErrNoReader when no process has it open for reading.
@@ -38,49 +23,6 @@ func OpenWriterNow(path string) (*os.File, error) {
 // writer. Until a writer has opened it, Read returns io.EOF.
 func OpenReaderNow(path string) (*os.File, error) {
 	return open(path, unix.O_RDONLY|unix.O_NONBLOCK)
-}
-
-// openWaiting is a blocking open(2) run on its own goroutine. On
-// cancellation it opens the same inode O_RDWR|O_NONBLOCK, which counts as
-// both a reader and a writer and so completes the pending open; both
-// descriptors are then closed.
-func openWaiting(ctx context.Context, path string, flag int) (*os.File, error) {
-	h, err := pin(path)
-	if err != nil {
-		return nil, err
-	}
-	defer h.close()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("open fifo %s: %w", path, err)
-	}
-
-	type result struct {
-		fd  int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		fd, err := h.reopen(flag)
-		done <- result{fd, err}
-	}()
-
-	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("open fifo %s: %w", path, r.err)
-		}
-		return file(r.fd, path)
-	case <-ctx.Done():
-	}
-	kick, kerr := h.reopen(unix.O_RDWR | unix.O_NONBLOCK)
-	r := <-done
-	if kerr == nil {
-		unix.Close(kick)
-	}
-	if r.err == nil {
-		unix.Close(r.fd)
-	}
-	return nil, fmt.Errorf("open fifo %s: %w", path, ctx.Err())
 }
 
 // open opens the FIFO at path with flag, which must not block.

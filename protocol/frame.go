@@ -81,7 +81,7 @@ func AppendExit(b []byte, id string, x Exit) []byte {
 	b = strconv.AppendInt(b, int64(x.Code), 10)
 	if x.Signal != "" {
 		b = append(b, `,"signal":`...)
-		b = appendString(b, []byte(x.Signal))
+		b = appendString(b, []byte(strings.ToValidUTF8(x.Signal, "\uFFFD")))
 	}
 	for _, flag := range []struct {
 		set  bool
@@ -108,9 +108,8 @@ func AppendError(b []byte, id, msg string) []byte {
 func appendHead(b []byte, id, typ string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
-	b = append(b, `,"type":"`...)
-	b = append(b, typ...)
-	return append(b, '"')
+	b = append(b, `,"type":`...)
+	return appendString(b, []byte(strings.ToValidUTF8(typ, "\uFFFD")))
 }
 
 // appendString appends s, valid UTF-8, as a JSON string. Only what JSON

@@ -98,23 +98,23 @@ func helperSignals([]string) int {
 	return 1
 }
 
-// orphans N CODE SLEEP: start N busybox processes that outlive it (each runs
+// orphans N CODE SLEEP: start N processes that outlive it (each runs
 // "sleep SLEEP", or "true" when SLEEP is 0), without waiting for them, then
 // exit with CODE at once.
 func helperOrphans(args []string) int {
 	n, code, sleep := atoi(args[0]), atoi(args[1]), args[2]
-	bb, err := exec.LookPath("busybox")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "orphans: no busybox")
-		return 2
-	}
 	argv := []string{"sleep", sleep}
 	if sleep == "0" {
 		argv = []string{"true"}
 	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "orphans: %v\n", err)
+		return 2
+	}
 	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}}
 	for i := 0; i < n; i++ {
-		if _, err := syscall.ForkExec(bb, argv, attr); err != nil {
+		if _, err := syscall.ForkExec(path, argv, attr); err != nil {
 			fmt.Fprintf(os.Stderr, "orphans: fork %d: %v\n", i, err)
 			return 2
 		}

@@ -256,7 +256,7 @@ func TestTreeKill(t *testing.T) {
 			tree = tree[:0]
 			setsid := false
 			for _, p := range markedProcs(marker(t)) {
-				if p.pid != a.pid && p.pid != child && strings.HasSuffix(cmdline(p.pid), " sleep 1000") {
+				if p.pid != a.pid && p.pid != child && strings.HasSuffix(" "+cmdline(p.pid), " sleep 1000") {
 					tree = append(tree, p)
 					setsid = setsid || p.session != childStat.session
 				}

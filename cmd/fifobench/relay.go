@@ -70,12 +70,12 @@ func (r *relay) open(writer bool) (in, out *os.File) {
 	go func() {
 		defer close(done)
 		var err error
-		out, err = fifo.OpenReader(ctx, r.out)
+		out, err = openReader(ctx, r.out)
 		check(err)
 	}()
 	if writer {
 		var err error
-		in, err = fifo.OpenWriter(ctx, r.in)
+		in, err = openWriter(ctx, r.in)
 		check(err)
 	}
 	<-done

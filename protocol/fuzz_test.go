@@ -1,0 +1,192 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The seed corpora of these targets are in testdata/fuzz/FuzzX; CI runs
+// each target for a bounded time (.ci/run).
+
+// FuzzParseRequest checks that no line makes ParseRequest panic or return
+// an id or reply name it must not, and that a plain line is its stdin.
+func FuzzParseRequest(f *testing.F) {
+	for _, seed := range []string{
+		"summarize README",
+		"",
+		`{"id":"a","reply":"send-1.x","timeout":"5s","args":["x"],"stdin":"hi"}`,
+		`{"id":"a","stdin_b64":"/wA=","reply":".."}`,
+		`{"id":"cut","reply":"mine","stdin":"hello wor`,
+		`{"id":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := ParseRequest(line)
+		if len(r.ID) > MaxIDLen {
+			t.Fatalf("id of %d bytes returned (err %v), more than %d", len(r.ID), err, MaxIDLen)
+		}
+		if r.Reply != "" && !ValidReplyName(r.Reply) {
+			t.Fatalf("invalid reply name %q returned (err %v)", r.Reply, err)
+		}
+		if len(line) == 0 || line[0] != '{' {
+			if err != nil || !r.IsPlain {
+				t.Fatalf("plain line %q: err %v, plain %v", line, err, r.IsPlain)
+			}
+			if want := string(line) + "\n"; string(r.Stdin) != want {
+				t.Fatalf("plain line %q has stdin %q, want %q", line, r.Stdin, want)
+			}
+			return
+		}
+		if r.IsPlain {
+			t.Fatalf("JSON line %q parsed as plain text", line)
+		}
+		if err == nil && r.Limit < 0 {
+			t.Fatalf("line %q: negative limit %v", line, r.Limit)
+		}
+		id, reply := SalvageHead(line)
+		if len(id) > MaxIDLen || reply != "" && !ValidReplyName(reply) {
+			t.Fatalf("SalvageHead(%q) = %q, %q", line, id, reply)
+		}
+	})
+}
+
+// chunkReader returns its data in reads of the sizes sizes gives in turn
+// (1 to 256 bytes; sizes repeats), so that a fuzzer decides how a writer
+// split the stream.
+type chunkReader struct {
+	data  []byte
+	sizes []byte
+	i     int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := 1
+	if len(c.sizes) > 0 {
+		n = int(c.sizes[c.i%len(c.sizes)]) + 1
+		c.i++
+	}
+	n = copy(p, c.data[:min(n, len(c.data))])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// FuzzLineReader checks that, whatever the input, the limit, the buffer
+// size and the way the input is split into reads, LineReader returns the
+// complete lines within the limit, reports each longer line exactly once as
+// a *TooLongError carrying its head, and holds no more than about the limit.
+func FuzzLineReader(f *testing.F) {
+	f.Add([]byte("short\nxxxxxxxxxxxxxxxxxxxxxxxxx\nyyyyyyyyyy\nzzzzzzzzzzz\nlast\n"), uint16(10), uint8(0), []byte{0})
+	f.Add([]byte("a\n\nbb\ncut"), uint16(1), uint8(3), []byte{2, 0, 7})
+	f.Add([]byte(strings.Repeat("x", 100)+"\nok\n"), uint16(50), uint8(1), []byte{255})
+	f.Fuzz(func(t *testing.T, input []byte, limit uint16, bufSize uint8, sizes []byte) {
+		max := int(limit) % (len(input) + 2)
+		// bufio's smallest buffer is 16 bytes; small buffers exercise the
+		// path where a line spans several buffers.
+		l := &LineReader{r: bufio.NewReaderSize(&chunkReader{data: input, sizes: sizes}, 16+int(bufSize)), max: max}
+
+		lines := bytes.Split(input, []byte("\n"))
+		tail := lines[len(lines)-1] // after the last newline: not a line
+		for _, want := range lines[:len(lines)-1] {
+			got, err := l.Next()
+			requireLineBounded(t, l, max)
+			if len(want) <= max {
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("limit %d: got %q, %v; want line %q", max, got, err, want)
+				}
+				continue
+			}
+			var tl *TooLongError
+			if !errors.As(err, &tl) {
+				t.Fatalf("limit %d: line of %d bytes: got %q, %v; want a *TooLongError", max, len(want), got, err)
+			}
+			whole := append(want, '\n')
+			if tl.Limit != max || len(tl.Head) > headLen || len(tl.Head) < min(max+1, headLen) || !bytes.HasPrefix(whole, tl.Head) {
+				t.Fatalf("limit %d: line %q reported with limit %d, head %q", max, want, tl.Limit, tl.Head)
+			}
+		}
+		got, err := l.Next()
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("after the last line: got %q, %v; want io.EOF", got, err)
+		}
+		requireLineBounded(t, l, max)
+		if len(tail) <= max && !bytes.Equal(l.Rest(), tail) {
+			t.Fatalf("Rest() = %q, want the unterminated %q", l.Rest(), tail)
+		}
+	})
+}
+
+// requireLineBounded fails t if the reader's line buffer grew past what a
+// line of max bytes and its newline need, allowing for append's doubling
+// and size classes.
+func requireLineBounded(t *testing.T, l *LineReader, max int) {
+	t.Helper()
+	if c := cap(l.line); c > 2*(max+1)+64 {
+		t.Fatalf("line buffer holds %d bytes for a limit of %d", c, max)
+	}
+}
+
+// FuzzFrames checks that every frame is exactly one line of JSON that
+// encoding/json decodes to what was encoded, whatever the bytes: ids and
+// messages that are not valid UTF-8 have their bad bytes replaced.
+func FuzzFrames(f *testing.F) {
+	f.Add("r1", FrameStdout, []byte("hello, wörld ✓\n"), "bad \"thing\"\n", "KILL", 137, int64(500), uint8(7), 1234)
+	f.Add("id\"\\\x00", FrameStderr, []byte{0xff, 'a', 0xc3}, "\xff\xfe", "", 0, int64(0), uint8(0), 0)
+	f.Add("\xc3", "x\"y", []byte("\u2028<&>\x7f"), "", "TERM", -1, int64(-5), uint8(2), -1)
+	f.Fuzz(func(t *testing.T, id, typ string, data []byte, msg, signal string, code int, ms int64, flags uint8, pid int) {
+		wantID := strings.ToValidUTF8(id, "\uFFFD")
+
+		fr := decodeOne(t, AppendData(nil, id, typ, data))
+		if fr.ID != wantID || fr.Type != strings.ToValidUTF8(typ, "\uFFFD") || !bytes.Equal(fr.Bytes(), data) {
+			t.Fatalf("data frame decoded to id %q, type %q, data %q; want %q, %q, %q", fr.ID, fr.Type, fr.Bytes(), wantID, typ, data)
+		}
+
+		fr = decodeOne(t, AppendError(nil, id, msg))
+		if fr.ID != wantID || fr.Type != FrameError || fr.Error != strings.ToValidUTF8(msg, "\uFFFD") {
+			t.Fatalf("error frame decoded to %+v; want id %q, message %q", fr, wantID, msg)
+		}
+
+		fr = decodeOne(t, AppendStart(nil, id, pid))
+		if fr.ID != wantID || fr.Type != FrameStart || fr.Pid != pid {
+			t.Fatalf("start frame decoded to %+v; want id %q, pid %d", fr, wantID, pid)
+		}
+
+		x := Exit{Code: code, Signal: signal, TimedOut: flags&1 != 0, Canceled: flags&2 != 0, Killed: flags&4 != 0, DurationMS: ms}
+		fr = decodeOne(t, AppendExit(nil, id, x))
+		switch {
+		case fr.ID != wantID || fr.Type != FrameExit:
+			t.Fatalf("exit frame decoded to id %q, type %q; want %q", fr.ID, fr.Type, wantID)
+		case fr.Code == nil || *fr.Code != code || fr.DurationMS == nil || *fr.DurationMS != ms:
+			t.Fatalf("exit frame decoded to %+v; want code %d, duration %d", fr, code, ms)
+		case fr.TimedOut != x.TimedOut || fr.Canceled != x.Canceled || fr.Killed != x.Killed:
+			t.Fatalf("exit frame decoded to %+v; want %+v", fr, x)
+		case fr.Signal != strings.ToValidUTF8(signal, "\uFFFD"):
+			t.Fatalf("exit frame decoded to signal %q; want %q", fr.Signal, signal)
+		}
+	})
+}
+
+// decodeOne decodes line, which must be one line of valid JSON.
+func decodeOne(t *testing.T, line []byte) Frame {
+	t.Helper()
+	if !bytes.HasSuffix(line, []byte("\n")) || bytes.Count(line, []byte("\n")) != 1 {
+		t.Fatalf("frame is not exactly one line: %q", line)
+	}
+	if !utf8.Valid(line) || !json.Valid(line) {
+		t.Fatalf("frame is not valid JSON in UTF-8: %q", line)
+	}
+	var fr Frame
+	if err := json.Unmarshal(line, &fr); err != nil {
+		t.Fatalf("decode frame %q: %v", line, err)
+	}
+	return fr
+}
