@@ -101,7 +101,7 @@ func (a *agent) prepareWait(ctx context.Context) error {
 }
 
 // prepareWaitDir finishes prepareWait in DIR: the lock, the status file
-// and an existing replies/ (which must not be a link).
+// and, in exec mode, replies/.
 func (a *agent) prepareWaitDir() error {
 	if a.dir == nil {
 		d, err := a.openDir(a.cfg.Dir, false)
@@ -120,8 +120,10 @@ func (a *agent) prepareWaitDir() error {
 	if a.cfg.Mode != "exec" {
 		return nil
 	}
-	r, err := a.dir.OpenSub("replies")
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// replies/ is not a FIFO: the agent makes it even without -create, so
+	// that it is never a directory somebody else made and can list.
+	r, err := a.dir.MakeSub("replies", repliesMode)
+	if err != nil {
 		return err
 	}
 	a.replies = r

@@ -286,7 +286,9 @@ func TestOpenReply(t *testing.T) {
 			require.NoError(t, unix.Mkfifo(p+".new", 0o600))
 			require.NoError(t, os.Rename(p+".new", p))
 		},
-		"moved":   func(t *testing.T, name string) { require.NoError(t, os.Rename(filepath.Join(shared, name), filepath.Join(shared, name+".moved"))) },
+		"moved": func(t *testing.T, name string) {
+			require.NoError(t, os.Rename(filepath.Join(shared, name), filepath.Join(shared, name+".moved")))
+		},
 		"removed": func(t *testing.T, name string) { require.NoError(t, os.Remove(filepath.Join(shared, name))) },
 		"linked": func(t *testing.T, name string) {
 			require.NoError(t, os.Link(filepath.Join(shared, name), filepath.Join(shared, name+".link")))
