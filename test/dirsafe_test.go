@@ -412,3 +412,29 @@ func lockFree(path string) error {
 	}
 	return nil
 }
+
+// TestInOutsideDirLink: -in may name a FIFO outside DIR; its directory is
+// resolved once at start with the same rule: a symlink in a directory
+// others can write is refused (125) and nothing is made where it points.
+func TestInOutsideDirLink(t *testing.T) {
+	requireRoot(t)
+	checkLeaks(t, true)
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o777)
+	target := t.TempDir()
+	if err := os.Symlink(target, filepath.Join(shared, "l")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "fb")
+	code, stderr := runAgent(t, nil, "run", "-dir", dir, "-in", filepath.Join(shared, "l", "in"), "--", "true")
+	if code != 125 || !strings.Contains(stderr, "symbolic link") {
+		t.Errorf("agent exited %d, want 125 refusing the link:\n%s", code, stderr)
+	}
+	requireOneLine(t, "the refusing agent", stderr)
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("the agent made %v through the link", ents)
+	}
+}
