@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"path/filepath"
@@ -28,11 +26,12 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
 	statusFile := status.NewWriter(cfg.StatusPath, a.snapshot)
+	a.statusFile = statusFile
 	statusCtx, stopStatus := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -47,6 +46,10 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		if err := statusFile.Write(); err != nil && prepared {
 			cfg.Log.Warn("cannot write the status file", "err", err)
 		}
+		// Every goroutine that uses the directories is gone: close them,
+		// and the lock with them, last.
+		statusFile.Detach()
+		a.closeDirs()
 	}()
 
 	// No child exists yet to forward signals to: drop them, rather than
@@ -64,11 +67,12 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		}
 		return child.ExitStatus{}, &ConfigError{err}
 	}
-	src, err := fifo.OpenSource(cfg.In)
+	a.warnChildAccess()
+	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
 	if err != nil {
 		return child.ExitStatus{}, &ConfigError{err}
 	}
-	sink, err := fifo.OpenSink(cfg.Out)
+	sink, err := fifo.OpenSinkAt(a.outDir, filepath.Base(cfg.Out))
 	if err != nil {
 		src.Close()
 		return child.ExitStatus{}, &ConfigError{err}
@@ -122,7 +126,22 @@ type agent struct {
 	mu      sync.Mutex
 	state   child.State
 	source  func() status.Status // the mode's own part of the status, once serving
-	created []string
+	created []entry
+
+	// Set up by prepare, closed by closeDirs once nothing uses them.
+	statusFile     *status.Writer
+	statusAttached bool
+	dirs           map[string]*fifo.Dir // every directory opened, by path
+	dir            *fifo.Dir            // DIR, nil when it does not exist (-create=false)
+	inDir, outDir  *fifo.Dir            // the directories of -in and -out
+	replies        *fifo.Dir            // DIR/replies (exec mode), or nil
+	lock           *os.File             // DIR/lock, held while the agent runs
+}
+
+// entry is a name in an opened directory.
+type entry struct {
+	dir  *fifo.Dir
+	name string
 }
 
 func (a *agent) snapshot() status.Status {
@@ -156,70 +175,23 @@ func (a *agent) setSource(f func() status.Status) {
 	a.mu.Unlock()
 }
 
-func (a *agent) addCreated(path string) {
+func (a *agent) addCreated(d *fifo.Dir, name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, p := range a.created {
-		if p == path {
+	for _, e := range a.created {
+		if e.dir == d && e.name == name {
 			return
 		}
 	}
-	a.created = append(a.created, path)
-}
-
-// prepare makes the FIFOs (Create) or waits for them.
-func (a *agent) prepare(ctx context.Context) error {
-	cfg := a.cfg
-	if !cfg.Create {
-		for _, p := range []string{cfg.In, cfg.Out} {
-			if err := fifo.Check(p); errors.Is(err, fifo.ErrNotFIFO) {
-				return err
-			}
-		}
-		for _, p := range []string{cfg.In, cfg.Out} {
-			cfg.Log.Info("waiting for fifo", "path", p)
-			if err := fifo.Wait(ctx, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, p := range []string{cfg.In, cfg.Out, cfg.StatusPath} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("make directory: %w", err)
-		}
-	}
-	if cfg.Mode == "exec" {
-		// Clients of any user make their reply FIFOs here; like /tmp, the
-		// sticky bit keeps them from removing each other's.
-		replies := filepath.Join(cfg.Dir, "replies")
-		if err := os.MkdirAll(replies, 0o755); err != nil {
-			return fmt.Errorf("make directory: %w", err)
-		}
-		if err := os.Chmod(replies, 0o777|os.ModeSticky); err != nil {
-			return fmt.Errorf("make directory: %w", err)
-		}
-	}
-	for _, p := range []string{cfg.In, cfg.Out} {
-		made, err := fifo.Make(p, cfg.Perm)
-		if err != nil {
-			return err
-		}
-		if made {
-			a.addCreated(p)
-		}
-	}
-	return nil
+	a.created = append(a.created, entry{d, name})
 }
 
 // removeCreated removes the FIFOs the agent made, if FIFOs are still there.
 func (a *agent) removeCreated() {
 	a.mu.Lock()
-	paths := a.created
+	created := a.created
 	a.mu.Unlock()
-	for _, p := range paths {
-		if fifo.Check(p) == nil {
-			os.Remove(p)
-		}
+	for _, e := range created {
+		e.dir.RemoveFIFO(e.name)
 	}
 }

@@ -28,36 +28,48 @@ type reopener interface {
 	Reopen(create bool, perm os.FileMode) (changed, created bool, err error)
 }
 
-// follow keeps src and sink on the FIFOs their paths name until ctx is done:
-// a replaced FIFO is served in place of the old one, and with Create a
-// missing one is made again after remakeDelay.
+// followed is one FIFO end and the entry it follows.
+type followed struct {
+	entry
+	path string
+	end  reopener
+}
+
+// follow keeps src and sink on the FIFOs their entries name until ctx is
+// done: a replaced FIFO is served in place of the old one, and with Create
+// a missing one is made again after remakeDelay. Entries are looked at
+// with fstatat relative to their directory's descriptor, never following a
+// link, and remade with mkfifoat there (fifo.Dir.Make).
 func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 	cfg := a.cfg
-	ends := map[string]reopener{filepath.Clean(cfg.In): src, filepath.Clean(cfg.Out): sink}
+	ends := []followed{
+		{entry{a.inDir, filepath.Base(cfg.In)}, cfg.In, src},
+		{entry{a.outDir, filepath.Base(cfg.Out)}, cfg.Out, sink},
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
-	reopen := func(path string, create bool) {
-		changed, made, err := ends[path].Reopen(create, cfg.Perm)
+	reopen := func(f followed, create bool) {
+		changed, made, err := f.end.Reopen(create, cfg.Perm)
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
-			if !reported[path] {
-				cfg.Log.Error("fifo path holds something else; still serving the old fifo", "path", path, "err", err)
-				reported[path] = true
+			if !reported[f.path] {
+				cfg.Log.Error("fifo path holds something else; still serving the old fifo", "path", f.path, "err", err)
+				reported[f.path] = true
 			}
 			return
 		case changed:
-			cfg.Log.Info("fifo replaced; serving the new one", "path", path, "created", made)
-			if ends[path] == reopener(sink) {
+			cfg.Log.Info("fifo replaced; serving the new one", "path", f.path, "created", made)
+			if f.end == reopener(sink) {
 				// Output waiting in the old FIFO moves now, not with the
 				// child's next write; closing the sink ends the wait.
 				wg.Add(1)
 				go func() { defer wg.Done(); sink.CarryOver() }()
 			}
 		}
-		reported[path] = false
+		reported[f.path] = false
 		if made {
-			a.addCreated(path)
+			a.addCreated(f.dir, f.name)
 		}
 	}
 
@@ -70,17 +82,17 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 			return
 		case <-t.C:
 		}
-		for path := range ends {
-			_, err := os.Lstat(path)
+		for _, f := range ends {
+			_, err := f.dir.Stat(f.name)
 			switch {
 			case !errors.Is(err, os.ErrNotExist):
-				delete(missing, path)
-				reopen(path, false)
-			case missing[path].IsZero():
-				missing[path] = time.Now()
-			case cfg.Create && time.Since(missing[path]) >= remakeDelay:
-				reopen(path, true)
-				delete(missing, path)
+				delete(missing, f.path)
+				reopen(f, false)
+			case missing[f.path].IsZero():
+				missing[f.path] = time.Now()
+			case cfg.Create && time.Since(missing[f.path]) >= remakeDelay:
+				reopen(f, true)
+				delete(missing, f.path)
 			}
 		}
 	}

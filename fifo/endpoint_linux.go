@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -11,9 +12,12 @@ import (
 )
 
 // endpoint is the part shared by Source and Sink: the FIFO currently open
-// O_RDWR at path, replaced by Reopen when the path gets a new inode.
+// O_RDWR as the entry name of dir, replaced by Reopen when the entry gets a
+// new inode. Every look at the entry goes through dir's descriptor.
 type endpoint struct {
-	path string
+	dir    *Dir
+	name   string
+	ownDir bool // dir was opened for this end and is closed with it
 
 	mu      sync.Mutex
 	cur     *os.File
@@ -22,9 +26,15 @@ type endpoint struct {
 	woken   bool // Wake is in force: every current file gets a past deadline
 }
 
-func (e *endpoint) open() error {
-	f, err := open(e.path, unix.O_RDWR|unix.O_NONBLOCK)
+// openAt opens the FIFO name of d as e; with ownDir, d is closed with e,
+// or now if that fails.
+func (e *endpoint) openAt(d *Dir, name string, ownDir bool) error {
+	e.dir, e.name, e.ownDir = d, name, ownDir
+	f, err := d.open(name, unix.O_RDWR|unix.O_NONBLOCK)
 	if err != nil {
+		if ownDir {
+			d.Close()
+		}
 		return err
 	}
 	Grow(f)
@@ -32,8 +42,18 @@ func (e *endpoint) open() error {
 	return nil
 }
 
+// openPath opens the FIFO at path as e, its directory resolved as OpenDir
+// does and kept open for e.
+func (e *endpoint) openPath(path string) error {
+	d, err := OpenDir(filepath.Dir(path), false)
+	if err != nil {
+		return fmt.Errorf("open fifo %s: %w", path, err)
+	}
+	return e.openAt(d, filepath.Base(path), true)
+}
+
 // Path returns the FIFO path this end follows.
-func (e *endpoint) Path() string { return e.path }
+func (e *endpoint) Path() string { return e.dir.Join(e.name) }
 
 // current returns the file Read or Write should use now.
 func (e *endpoint) current() (*os.File, error) {
@@ -57,22 +77,23 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	if e.closed {
 		return false, false, ErrClosed
 	}
-	if _, err := os.Lstat(e.path); errors.Is(err, os.ErrNotExist) {
+	if _, err := e.dir.Stat(e.name); errors.Is(err, os.ErrNotExist) {
 		if !create {
 			return false, false, nil
 		}
-		if created, err = Make(e.path, perm); err != nil {
+		if created, err = e.dir.Make(e.name, perm); err != nil {
 			return false, false, err
 		}
 	}
-	now, err := os.Lstat(e.path)
+	now, err := e.dir.Stat(e.name)
 	if err != nil {
-		return false, created, fmt.Errorf("reopen fifo %s: %w", e.path, err)
+		return false, created, fmt.Errorf("reopen fifo %s: %w", e.Path(), err)
 	}
-	if was, err := e.cur.Stat(); err == nil && os.SameFile(was, now) {
+	var was unix.Stat_t
+	if err := unix.Fstat(int(e.cur.Fd()), &was); err == nil && sameFile(&was, &now) {
 		return false, created, nil
 	}
-	f, err := open(e.path, unix.O_RDWR|unix.O_NONBLOCK)
+	f, err := e.dir.open(e.name, unix.O_RDWR|unix.O_NONBLOCK)
 	if err != nil {
 		return false, created, err
 	}
@@ -134,7 +155,11 @@ func (e *endpoint) closeDrain(drain bool) ([]byte, error) {
 		}
 	}
 	e.retired = nil
-	return left, e.cur.Close()
+	err := e.cur.Close()
+	if e.ownDir {
+		e.dir.Close()
+	}
+	return left, err
 }
 
 // readBuffered reads from f whatever is buffered in the pipe now, without

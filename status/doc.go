@@ -7,4 +7,9 @@
 //     the file is replaced atomically.
 //   - The JSON form of Status is part of the external contract; fields are
 //     only ever added.
+//   - The file, its temporary file and DIR/lock are reached only through a
+//     descriptor of their directory, never following a symbolic link: a
+//     link at status.json is replaced, not written through.
+//   - Lock holds an exclusive flock on DIR/lock while the agent runs;
+//     AgentAlive tells from any PID namespace whether one does.
 package status

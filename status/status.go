@@ -2,11 +2,18 @@ package status
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"golang.org/x/sys/unix"
 )
 
 // Status is the content of the status file. Its JSON form is part of the
@@ -56,15 +63,37 @@ const Interval = 2 * time.Second
 
 // Writer rewrites the status file from a snapshot function every Interval
 // and whenever Poke is called, until the context given to Run is done.
+// It writes only once Attach gave it the directory that holds the file.
 type Writer struct {
 	path     string
 	snapshot func() Status
 	poke     chan struct{}
+
+	mu   sync.Mutex
+	dir  *fifo.Dir // nil until Attach
+	name string
 }
 
 // NewWriter returns a Writer of the status file at path.
 func NewWriter(path string, snapshot func() Status) *Writer {
 	return &Writer{path: path, snapshot: snapshot, poke: make(chan struct{}, 1)}
+}
+
+// Attach gives w the directory of its file, opened by the caller, and the
+// file's name in it; w writes through d until Detach. d must stay open
+// until then.
+func (w *Writer) Attach(d *fifo.Dir, name string) {
+	w.mu.Lock()
+	w.dir, w.name = d, name
+	w.mu.Unlock()
+	w.Poke()
+}
+
+// Detach makes w stop using its directory; a Write in progress ends first.
+func (w *Writer) Detach() {
+	w.mu.Lock()
+	w.dir = nil
+	w.mu.Unlock()
 }
 
 // Poke asks for a rewrite soon, without blocking.
@@ -100,42 +129,65 @@ func (w *Writer) Run(ctx context.Context) {
 	}
 }
 
-// Write writes the file now.
+// Write writes the file now. Before Attach it fails: the directory is
+// not open yet.
 func (w *Writer) Write() error {
 	s := w.snapshot()
 	s.UpdatedAt = time.Now().UTC()
-	return Write(w.path, s)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dir == nil {
+		return fmt.Errorf("write status %s: its directory is not open", w.path)
+	}
+	return WriteAt(w.dir, w.name, s)
 }
 
-// Write replaces the file at path with s atomically: readers see the
-// old content or the new, never a part.
+// Write replaces the file at path with s atomically, as WriteAt does in the
+// path's directory, which is resolved as fifo.OpenDir does.
 func Write(path string, s Status) error {
+	d, err := fifo.OpenDir(filepath.Dir(path), false)
+	if err != nil {
+		return fmt.Errorf("write status %s: %w", path, err)
+	}
+	defer d.Close()
+	return WriteAt(d, filepath.Base(path), s)
+}
+
+// WriteAt replaces the file name of d with s atomically: readers see the
+// old content or the new, never a part. Everything goes through d's
+// descriptor: a temporary file with a random name is created with
+// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and renamed over name
+// (renameat replaces a symbolic link there, never follows it).
+func WriteAt(d *fifo.Dir, name string, s Status) error {
+	path := d.Join(name)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".status-*.tmp")
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := d.OpenFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	renamed := false
 	defer func() {
 		if !renamed {
-			os.Remove(tmp.Name())
+			d.Remove(tmp)
 		}
 	}()
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write status %s: %w", path, err)
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write status %s: %w", path, err)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write status %s: %w", path, err)
+	if err == nil {
+		err = d.Rename(tmp, name)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	renamed = true
@@ -145,7 +197,7 @@ func Write(path string, s Status) error {
 // Read reads the status file at path.
 func Read(path string) (Status, error) {
 	var s Status
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return s, fmt.Errorf("read status: %w", err)
 	}
@@ -153,4 +205,19 @@ func Read(path string) (Status, error) {
 		return s, fmt.Errorf("read status %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// readFile reads the regular file at path; a final symbolic link is not
+// followed, and a FIFO there does not block.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file")}
+	}
+	return io.ReadAll(f)
 }

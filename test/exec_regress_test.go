@@ -144,8 +144,8 @@ func TestExecReplyRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
-		t.Errorf("replies/ has mode %v, want sticky and 0777", fi.Mode())
+	if fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o733 {
+		t.Errorf("replies/ has mode %v, want 1733: sticky, not listable", fi.Mode())
 	}
 	link := filepath.Join(a.dir, "replies", "loop")
 	if err := os.Link(a.in, link); err != nil {

@@ -1,0 +1,196 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// repliesMode is the mode of DIR/replies: anyone may make a reply FIFO
+// there (and, with the sticky bit, remove only their own), only root can
+// list it, so a reply FIFO's name stays its client's secret.
+const repliesMode = 0o733 | os.ModeSticky
+
+// prepare opens the directories, takes the lock on DIR, and makes the FIFOs
+// (Create) or waits for them. Every directory named by a flag is resolved
+// once, here (see fifo.OpenDir); from then on everything in it goes through
+// its descriptor.
+func (a *agent) prepare(ctx context.Context) error {
+	if a.cfg.Create {
+		return a.prepareCreate()
+	}
+	return a.prepareWait(ctx)
+}
+
+func (a *agent) prepareCreate() error {
+	cfg := a.cfg
+	var err error
+	if a.dir, err = a.openDir(cfg.Dir, true); err != nil {
+		return err
+	}
+	if err := a.takeLock(); err != nil {
+		return err
+	}
+	if err := a.attachStatus(true); err != nil {
+		return err
+	}
+	if cfg.Mode == "exec" {
+		if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
+			return err
+		}
+	}
+	if a.inDir, err = a.openDir(filepath.Dir(cfg.In), true); err != nil {
+		return err
+	}
+	if a.outDir, err = a.openDir(filepath.Dir(cfg.Out), true); err != nil {
+		return err
+	}
+	for _, e := range []entry{{a.inDir, filepath.Base(cfg.In)}, {a.outDir, filepath.Base(cfg.Out)}} {
+		made, err := e.dir.Make(e.name, cfg.Perm)
+		if err != nil {
+			return err
+		}
+		if made {
+			a.addCreated(e.dir, e.name)
+		}
+	}
+	return nil
+}
+
+// prepareWait waits until both FIFOs exist (-create=false). The lock is
+// taken as soon as DIR exists, and the status file written as soon as its
+// directory does.
+func (a *agent) prepareWait(ctx context.Context) error {
+	cfg := a.cfg
+	for _, p := range []string{cfg.In, cfg.Out} {
+		if err := fifo.Check(p); errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, fifo.ErrSymlink) {
+			return err
+		}
+	}
+	if d, err := a.openDir(cfg.Dir, false); err == nil {
+		a.dir = d
+		if err := a.takeLock(); err != nil {
+			return err
+		}
+	}
+	a.attachStatus(false)
+	for _, p := range []string{cfg.In, cfg.Out} {
+		cfg.Log.Info("waiting for fifo", "path", p)
+		if err := fifo.Wait(ctx, p); err != nil {
+			return err
+		}
+	}
+	var err error
+	if a.inDir, err = a.openDir(filepath.Dir(cfg.In), false); err != nil {
+		return err
+	}
+	if a.outDir, err = a.openDir(filepath.Dir(cfg.Out), false); err != nil {
+		return err
+	}
+	for _, e := range []entry{{a.inDir, filepath.Base(cfg.In)}, {a.outDir, filepath.Base(cfg.Out)}} {
+		if err := e.dir.Check(e.name); err != nil {
+			return err
+		}
+	}
+	return a.prepareWaitDir()
+}
+
+// prepareWaitDir finishes prepareWait in DIR: the lock, the status file
+// and, in exec mode, replies/.
+func (a *agent) prepareWaitDir() error {
+	if a.dir == nil {
+		d, err := a.openDir(a.cfg.Dir, false)
+		if err != nil {
+			a.cfg.Log.Warn("no lock taken: the directory cannot be opened", "dir", a.cfg.Dir, "err", err)
+			return a.attachStatus(false)
+		}
+		a.dir = d
+		if err := a.takeLock(); err != nil {
+			return err
+		}
+	}
+	if err := a.attachStatus(false); err != nil {
+		return err
+	}
+	if a.cfg.Mode != "exec" {
+		return nil
+	}
+	// replies/ is not a FIFO: the agent makes it even without -create, so
+	// that it is never a directory somebody else made and can list.
+	r, err := a.dir.MakeSub("replies", repliesMode)
+	if err != nil {
+		return err
+	}
+	a.replies = r
+	return nil
+}
+
+// openDir opens the directory at path once per agent (see fifo.OpenDir).
+func (a *agent) openDir(path string, create bool) (*fifo.Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open directory %s: %w", path, err)
+	}
+	if d := a.dirs[abs]; d != nil {
+		return d, nil
+	}
+	d, err := fifo.OpenDir(abs, create)
+	if err != nil {
+		if create {
+			return nil, fmt.Errorf("make directory: %w", err)
+		}
+		return nil, err
+	}
+	a.dirs[abs] = d
+	return d, nil
+}
+
+// takeLock takes the lock on DIR/lock for the agent's life.
+func (a *agent) takeLock() error {
+	f, err := status.Lock(a.dir)
+	if errors.Is(err, status.ErrLocked) {
+		return fmt.Errorf("another agent is serving %s (%s is locked)", a.dir.Path(), a.dir.Join(status.LockName))
+	}
+	if err != nil {
+		return err
+	}
+	a.lock = f
+	return nil
+}
+
+// attachStatus gives the status writer its directory, once; without
+// create, a missing directory is not an error, the file is then not
+// written.
+func (a *agent) attachStatus(create bool) error {
+	if a.statusAttached {
+		return nil
+	}
+	d, err := a.openDir(filepath.Dir(a.cfg.StatusPath), create)
+	if err != nil {
+		if create {
+			return err
+		}
+		return nil
+	}
+	a.statusFile.Attach(d, filepath.Base(a.cfg.StatusPath))
+	a.statusAttached = true
+	return nil
+}
+
+// closeDirs closes every directory prepare opened and releases the lock.
+func (a *agent) closeDirs() {
+	if a.replies != nil {
+		a.replies.Close()
+	}
+	for _, d := range a.dirs {
+		d.Close()
+	}
+	if a.lock != nil {
+		a.lock.Close()
+	}
+}

@@ -1,0 +1,253 @@
+package fifo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dir is a directory opened once. Every operation on an entry of it goes
+// through its descriptor, takes a plain name (one path component, no "/",
+// not "." or "..") and never follows a symbolic link, so whoever else can
+// write the directory cannot make an operation act outside it.
+type Dir struct {
+	f    *os.File // O_RDONLY|O_DIRECTORY
+	path string   // for messages and Join; never used to reach the directory
+}
+
+// maxLinks bounds the symbolic links followed while resolving a path, as
+// the kernel's own limit (40) does.
+const maxLinks = 40
+
+// OpenDir opens the directory at path, resolving the path once, now. The
+// path is walked from "/" one component at a time, each opened relative to
+// the one before with O_NOFOLLOW. A symbolic link on the way is followed
+// only when the directory that holds it can be written by no one but root
+// and the calling user (its owner is one of them and it has no group or
+// other write bit): such a link is as trusted as the path it is part of,
+// so /var/run -> /run works. A link in a directory that others can write
+// (/tmp, a shared volume, DIR itself) is refused with ErrSymlink, and so is
+// the directory itself being a link there. With create, missing directories
+// are made (mode 0755, less the umask) with mkdirat relative to their
+// opened parent.
+func OpenDir(path string, create bool) (*Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open directory %s: %w", path, err)
+	}
+	fd, err := resolveDir(abs, create)
+	if err != nil {
+		return nil, fmt.Errorf("open directory %s: %w", path, err)
+	}
+	return &Dir{f: os.NewFile(uintptr(fd), abs), path: abs}, nil
+}
+
+// resolveDir is OpenDir's walk; it returns an O_RDONLY|O_DIRECTORY fd.
+func resolveDir(abs string, create bool) (int, error) {
+	links := 0
+	for {
+		fd, rest, target, err := walk(abs, create)
+		if err != nil || target == "" {
+			return fd, err
+		}
+		if links++; links > maxLinks {
+			return -1, unix.ELOOP
+		}
+		// rest is the part of the path past the link: the walk starts
+		// again from "/" on the link's target. Everything before the link
+		// is a real directory, so ".." in the target is resolved lexically.
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(rest), target)
+		}
+		abs = filepath.Join(target, strings.TrimPrefix(abs, rest))
+	}
+}
+
+// walk walks abs from "/". It returns the opened directory, or, when it meets
+// a trusted symbolic link, the path up to and including the link and the
+// link's target.
+func walk(abs string, create bool) (fd int, upTo, target string, err error) {
+	cur, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", "", err
+	}
+	defer func() { unix.Close(cur) }()
+	done := "/"
+	for _, name := range strings.Split(strings.TrimPrefix(abs, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		here := filepath.Join(done, name)
+		next, target, err := step(cur, name, here, create)
+		if err != nil {
+			return -1, "", "", err
+		}
+		if target != "" {
+			return -1, here, target, nil
+		}
+		unix.Close(cur)
+		cur, done = next, here
+	}
+	fd, err = unix.Openat(cur, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return fd, "", "", err
+}
+
+// step opens the entry name of the directory cur as an O_PATH directory, or
+// returns the target of a trusted symbolic link there.
+func step(cur int, name, here string, create bool) (next int, target string, err error) {
+	for {
+		var st unix.Stat_t
+		err := unix.Fstatat(cur, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		switch {
+		case errors.Is(err, unix.ENOENT) && create:
+			if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+				return -1, "", fmt.Errorf("make %s: %w", here, err)
+			}
+			continue // look again: someone may have been faster
+		case err != nil:
+			return -1, "", fmt.Errorf("%s: %w", here, err)
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			if !onlyTrustedWrite(cur) {
+				return -1, "", fmt.Errorf("%s: %w in a directory others can write", here, ErrSymlink)
+			}
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(cur, name, buf)
+			if err != nil {
+				return -1, "", fmt.Errorf("%s: %w", here, err)
+			}
+			return -1, string(buf[:n]), nil
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			return -1, "", fmt.Errorf("%s: %w", here, unix.ENOTDIR)
+		}
+		next, err := unix.Openat(cur, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			// Replaced by a link (ELOOP, ENOTDIR) since the look: refused.
+			return -1, "", fmt.Errorf("%s: %w", here, err)
+		}
+		return next, "", nil
+	}
+}
+
+// onlyTrustedWrite reports whether only root and the calling user can
+// change the entries of the directory fd.
+func onlyTrustedWrite(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	owner := st.Uid == 0 || int(st.Uid) == os.Geteuid()
+	return owner && st.Mode&0o022 == 0
+}
+
+// Path returns the directory's absolute path as it was resolved, for
+// messages.
+func (d *Dir) Path() string { return d.path }
+
+// Join returns the path of the entry name, for messages.
+func (d *Dir) Join(name string) string { return filepath.Join(d.path, name) }
+
+// Fd returns the directory's descriptor; it stays valid until Close.
+func (d *Dir) Fd() int { return int(d.f.Fd()) }
+
+// Close closes the directory's descriptor.
+func (d *Dir) Close() error { return d.f.Close() }
+
+// Stat returns the status of the entry name, not following a symbolic
+// link (fstatat with AT_SYMLINK_NOFOLLOW).
+func (d *Dir) Stat(name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := checkName(name); err != nil {
+		return st, err
+	}
+	err := unix.Fstatat(d.Fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return st, &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
+	}
+	return st, nil
+}
+
+// Chmod sets the directory's own mode with fchmod on its descriptor.
+func (d *Dir) Chmod(perm os.FileMode) error {
+	if err := unix.Fchmod(d.Fd(), unixMode(perm)); err != nil {
+		return fmt.Errorf("chmod %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// checkName refuses anything but a plain name.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return fmt.Errorf("%q: %w", name, ErrBadName)
+	}
+	return nil
+}
+
+// unixMode converts perm, with its setuid, setgid and sticky bits, to a
+// mode for chmod(2).
+func unixMode(perm os.FileMode) uint32 {
+	m := uint32(perm.Perm())
+	if perm&os.ModeSetuid != 0 {
+		m |= unix.S_ISUID
+	}
+	if perm&os.ModeSetgid != 0 {
+		m |= unix.S_ISGID
+	}
+	if perm&os.ModeSticky != 0 {
+		m |= unix.S_ISVTX
+	}
+	return m
+}
+
+// OpenSub opens the existing subdirectory name of d. A symbolic link there
+// is refused (ErrSymlink), and so is anything but a directory.
+func (d *Dir) OpenSub(name string) (*Dir, error) {
+	st, err := d.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("open directory: %w", err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), ErrSymlink)
+	}
+	fd, err := d.openat(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), err)
+	}
+	return &Dir{f: os.NewFile(uintptr(fd), d.Join(name)), path: d.Join(name)}, nil
+}
+
+// MakeSub opens the subdirectory name of d, making it first (mkdirat) when
+// it is missing, and gives it mode perm with fchmod on its descriptor. An
+// existing one must be a real directory owned by the calling user: one
+// that somebody else made could still be listed or changed by them.
+func (d *Dir) MakeSub(name string, perm os.FileMode) (*Dir, error) {
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("make directory: %w", err)
+	}
+	// Private until its mode is set: nobody opens it in between.
+	err := unix.Mkdirat(d.Fd(), name, 0o700)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("make directory %s: %w", d.Join(name), err)
+	}
+	sub, err := d.OpenSub(name)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(sub.Fd(), &st); err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("make directory %s: %w", sub.path, err)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		sub.Close()
+		return nil, fmt.Errorf("make directory %s: it exists and belongs to uid %d, not to the agent; remove it", sub.path, st.Uid)
+	}
+	if err := sub.Chmod(perm); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return sub, nil
+}

@@ -1,0 +1,89 @@
+package fifo
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reply is a client's reply FIFO, opened for writing by its name in a
+// replies directory. It is written to only while that name still names
+// the FIFO first opened: once the FIFO is replaced, moved, removed or given
+// a second name, Write refuses with ErrReplaced.
+type Reply struct {
+	f    *os.File
+	dir  *Dir
+	name string
+	st   unix.Stat_t // of the FIFO opened
+}
+
+// OpenReply opens the FIFO name of replies for writing, without waiting,
+// through the directory's descriptor. A symbolic link, anything that is not
+// a FIFO, and a FIFO with more than one name (a hard link could make the
+// input FIFO, or another client's reply FIFO, a reply FIFO) are refused with
+// ErrNotFIFO or ErrSymlink, and nothing is written to them. When nobody has
+// the FIFO open for reading the error is ErrNoReader. replies must stay open
+// as long as the Reply is.
+func OpenReply(replies *Dir, name string) (*Reply, error) {
+	f, err := replies.OpenWriterNow(name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reply{f: f, dir: replies, name: name}
+	if err := unix.Fstat(int(f.Fd()), &r.st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open reply %s: %w", replies.Join(name), err)
+	}
+	if r.st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("open reply %s: %w: it has other names (hard links)", replies.Join(name), ErrNotFIFO)
+	}
+	if err := r.Check(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Check returns nil while the name of r in its replies directory still
+// names the FIFO r has open, and that FIFO has no other name; otherwise
+// ErrReplaced. It compares device and inode (fstatat with
+// AT_SYMLINK_NOFOLLOW relative to the directory's descriptor).
+func (r *Reply) Check() error {
+	now, err := r.dir.Stat(r.name)
+	if err != nil {
+		return fmt.Errorf("reply %s: %w (%w)", r.dir.Join(r.name), ErrReplaced, err)
+	}
+	if now.Mode&unix.S_IFMT != unix.S_IFIFO || !sameFile(&now, &r.st) {
+		return fmt.Errorf("reply %s: %w: it names another file now", r.dir.Join(r.name), ErrReplaced)
+	}
+	if now.Nlink != 1 {
+		return fmt.Errorf("reply %s: %w: it has other names (hard links)", r.dir.Join(r.name), ErrReplaced)
+	}
+	return nil
+}
+
+// Write writes p to the FIFO after Check passed; otherwise it writes
+// nothing and returns Check's error. It waits while the FIFO is full, up to
+// the write deadline.
+func (r *Reply) Write(p []byte) (int, error) {
+	if err := r.Check(); err != nil {
+		return 0, err
+	}
+	return r.f.Write(p)
+}
+
+// SetWriteDeadline sets the deadline for Write, as os.File's does.
+func (r *Reply) SetWriteDeadline(t time.Time) error { return r.f.SetWriteDeadline(t) }
+
+// Name returns the reply's name in its directory.
+func (r *Reply) Name() string { return r.name }
+
+// File returns the open FIFO, for callers that need the *os.File itself
+// (closing it, waking a blocked write). Writing to it directly skips Check.
+func (r *Reply) File() *os.File { return r.f }
+
+// Close closes the FIFO.
+func (r *Reply) Close() error { return r.f.Close() }

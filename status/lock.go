@@ -1,0 +1,84 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"golang.org/x/sys/unix"
+)
+
+// LockName is the name of the agent's lock file in DIR.
+const LockName = "lock"
+
+// ErrLocked is returned by Lock when another process holds the lock: an
+// agent serves the directory already.
+var ErrLocked = errors.New("another agent holds the lock")
+
+// Lock takes the agent's lock, an exclusive flock(2) on DIR/lock, for as
+// long as the returned file stays open (it has O_CLOEXEC: no child
+// inherits it). The file is opened through d's descriptor, never following
+// a link, created when missing, and must be a regular file; its mode is set
+// to 0644 with fchmod when the agent owns it, so that any user can see
+// whether an agent is alive (AgentAlive). It returns ErrLocked when another
+// process holds the lock.
+func Lock(d *fifo.Dir) (*os.File, error) {
+	f, err := d.OpenFile(LockName, unix.O_RDWR|unix.O_CREAT, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err == nil && int(st.Uid) == os.Geteuid() {
+		f.Chmod(0o644)
+	}
+	err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), ErrLocked)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), err)
+	}
+	return f, nil
+}
+
+// AgentAlive reports whether an agent serves the directory dir: whether
+// some process holds the lock on dir/lock. It tries a shared, non-blocking
+// flock on the file (opened read-only, not following a link, through dir's
+// descriptor) and releases it at once; a free lock, or no lock file, means
+// no agent. It works from any PID namespace.
+func AgentAlive(dir string) (bool, error) {
+	d, err := fifo.OpenDir(dir, false)
+	if err != nil {
+		return false, fmt.Errorf("check agent: %w", err)
+	}
+	defer d.Close()
+	f, err := d.OpenFile(LockName, unix.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check agent: %w", err)
+	}
+	defer f.Close()
+	err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check agent %s: %w", filepath.Join(dir, LockName), err)
+	}
+	return false, nil // closing f releases the shared lock
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package status
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// shared returns a directory every user can write, and a root-owned 0600
+// file outside it.
+func shared(t *testing.T) (dir, secret string) {
+	t.Helper()
+	base := t.TempDir()
+	dir = filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(dir, 0o777))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	secret = filepath.Join(base, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("secret"), 0o600))
+	return dir, secret
+}
+
+func requireUntouched(t *testing.T, secret string) {
+	t.Helper()
+	fi, err := os.Lstat(secret)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode())
+	b, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	require.Equal(t, "secret", string(b))
+}
+
+func fdCount(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+func TestWriteRefusesLinks(t *testing.T) {
+	fds := fdCount(t)
+	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
+	dir, secret := shared(t)
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+
+	// A link at the file's name is replaced, never written through.
+	path := filepath.Join(dir, "status.json")
+	require.NoError(t, os.Symlink(secret, path))
+	require.NoError(t, WriteAt(d, "status.json", Status{PID: 7, State: "running"}))
+	requireUntouched(t, secret)
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode())
+	s, err := Read(path)
+	require.NoError(t, err)
+	require.Equal(t, 7, s.PID)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "no temporary file is left")
+
+	// A link in place of the directory, in a shared directory, is refused.
+	require.NoError(t, os.Symlink(filepath.Dir(secret), filepath.Join(dir, "sub")))
+	require.ErrorIs(t, Write(filepath.Join(dir, "sub", "secret"), Status{}), fifo.ErrSymlink)
+	requireUntouched(t, secret)
+
+	// Read does not follow a final link.
+	require.NoError(t, os.Symlink(path, filepath.Join(dir, "alias")))
+	_, err = Read(filepath.Join(dir, "alias"))
+	require.Error(t, err)
+}
+
+func TestLock(t *testing.T) {
+	fds := fdCount(t)
+	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
+	dir, secret := shared(t)
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+
+	alive, err := AgentAlive(dir)
+	require.NoError(t, err)
+	require.False(t, alive, "no lock file: no agent")
+
+	old := unix.Umask(0o077)
+	f, err := Lock(d)
+	unix.Umask(old)
+	require.NoError(t, err)
+	fi, err := os.Lstat(filepath.Join(dir, LockName))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode())
+
+	_, err = Lock(d)
+	require.ErrorIs(t, err, ErrLocked)
+	alive, err = AgentAlive(dir)
+	require.NoError(t, err)
+	require.True(t, alive)
+
+	require.NoError(t, f.Close())
+	alive, err = AgentAlive(dir)
+	require.NoError(t, err)
+	require.False(t, alive, "a free lock: the agent is gone")
+
+	// A link at DIR/lock is refused by both.
+	require.NoError(t, os.Remove(filepath.Join(dir, LockName)))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, LockName)))
+	_, err = Lock(d)
+	require.ErrorIs(t, err, fifo.ErrSymlink)
+	_, err = AgentAlive(dir)
+	require.ErrorIs(t, err, fifo.ErrSymlink)
+	requireUntouched(t, secret)
+
+	// So is a FIFO, without blocking.
+	require.NoError(t, os.Remove(filepath.Join(dir, LockName)))
+	require.NoError(t, unix.Mkfifo(filepath.Join(dir, LockName), 0o644))
+	_, err = Lock(d)
+	require.ErrorContains(t, err, "not a regular file")
+	_, err = AgentAlive(dir)
+	require.True(t, err != nil && strings.Contains(err.Error(), "not a regular file"), "%v", err)
+}
