@@ -86,7 +86,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
 	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
 	if cfg.Mode == "exec" {
-		m = newExecMode(cfg, reaper, src, sink, statusFile.Poke)
+		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
 	}
 	a.setSource(m.snapshot)
 	return m.run(ctx)

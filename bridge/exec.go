@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,7 +33,7 @@ type execMode struct {
 	reaper  *child.Reaper
 	src     *fifo.Source
 	out     *outFIFO
-	replies string // DIR/replies
+	replies *fifo.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
 	path   string        // PROGRAM looked up in PATH, or ""
@@ -55,7 +54,7 @@ type execMode struct {
 	unread  []byte          // left in the input FIFO at stop
 }
 
-func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *execMode {
+func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, replies *fifo.Dir, poke func()) *execMode {
 	// The program is looked up in PATH once, not for every request; a
 	// lookup that fails now is tried again per request, for its error frame.
 	path, _ := exec.LookPath(cfg.Program)
@@ -63,7 +62,7 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 	return &execMode{
 		path: path,
 		cfg:  cfg, reaper: reaper, src: src, out: out, poke: poke,
-		replies:    filepath.Join(cfg.Dir, "replies"),
+		replies:    replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
 		writers:    make(map[*output]struct{}),

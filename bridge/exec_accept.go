@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -56,7 +53,7 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error, requests 
 	}
 	// Even a request that is refused is answered on its reply FIFO when it
 	// names a usable one: that is where its sender listens.
-	var reply *os.File
+	var reply *fifo.Reply
 	if req.Reply != "" {
 		var rerr error
 		reply, rerr = e.openReply(req.Reply)
@@ -97,20 +94,17 @@ func (e *execMode) takeSlot(ctx context.Context) error {
 
 func (e *execMode) newID() string { return "r" + strconv.FormatUint(e.nextID.Add(1), 10) }
 
-// openReply opens DIR/replies/name for writing without waiting: a FIFO,
-// never a link or another file, with a reader on it. Nothing is created or
-// written when it is anything else.
-func (e *execMode) openReply(name string) (*os.File, error) {
-	path := filepath.Join(e.replies, name)
-	f, err := fifo.OpenWriterNow(path)
+// openReply opens replies/name for writing without waiting, through the
+// directory's descriptor: a FIFO with one name, never a link or another
+// file, with a reader on it. Nothing is created or written when it is
+// anything else.
+func (e *execMode) openReply(name string) (*fifo.Reply, error) {
+	if e.replies == nil {
+		return nil, fmt.Errorf("reply %q: the agent has no replies directory", name)
+	}
+	r, err := fifo.OpenReply(e.replies, name)
 	if err != nil {
 		return nil, fmt.Errorf("reply %q: %w", name, err)
 	}
-	// A hard link could make the input FIFO, or another client's reply
-	// FIFO, a reply FIFO: only a FIFO with one name is one.
-	if fi, err := f.Stat(); err != nil || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
-		f.Close()
-		return nil, fmt.Errorf("reply %q: %w: it has other names (hard links)", name, fifo.ErrNotFIFO)
-	}
-	return f, nil
+	return r, nil
 }

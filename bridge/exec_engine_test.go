@@ -68,15 +68,18 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 	require.NoError(t, err)
 	in, err := fifo.OpenWriterNow(cfg.In)
 	require.NoError(t, err)
+	replies, err := fifo.OpenDir(filepath.Join(dir, "replies"), false)
+	require.NoError(t, err)
 	reaper := child.NewReaper(cfg.Log)
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &engine{t: t, dir: dir, in: in, stop: cancel, stopped: make(chan struct{}), reaper: reaper,
-		e: newExecMode(cfg, reaper, src, sink, func() {})}
+		e: newExecMode(cfg, reaper, src, sink, replies, func() {})}
 	go func() { defer close(g.stopped); g.e.run(ctx) }()
 	t.Cleanup(func() {
 		g.stopWithin(10 * time.Second)
 		reaper.Close()
 		in.Close()
+		replies.Close()
 	})
 	return g
 }
@@ -465,4 +468,38 @@ func TestExecTricklingReaderCannotHoldAStop(t *testing.T) {
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
 	close(done)
 	<-trickled
+}
+
+// A reply FIFO that is moved away while its request runs, with another FIFO
+// put in its place, is not written to any more, and neither is the new one:
+// the request is canceled.
+func TestExecReplyMovedIsNotWritten(t *testing.T) {
+	g := startEngine(t, `read m; echo first; while [ ! -e "$m" ]; do sleep 0.01; done; echo second`, nil)
+	replies := filepath.Join(g.dir, "replies")
+	path := filepath.Join(replies, "r")
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	old := reader(t, path)
+	// A writer of our own until the agent's is there: no EOF before it.
+	keeper, err := fifo.OpenWriterNow(path)
+	require.NoError(t, err)
+	mark := filepath.Join(g.dir, "go-on")
+	g.write(fmt.Sprintf(`{"id":"m","reply":"r","stdin":%q}`+"\n", mark+"\n"))
+	require.Equal(t, protocol.FrameStart, frame(t, old).Type)
+	keeper.Close()
+	f := frame(t, old)
+	require.Equal(t, "first\n", string(f.Bytes()))
+
+	require.NoError(t, os.Rename(path, filepath.Join(replies, "moved")))
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	swapped, err := fifo.OpenReaderNow(path)
+	require.NoError(t, err)
+	defer swapped.Close()
+	require.NoError(t, os.WriteFile(mark, nil, 0o600))
+
+	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+	n, _ := swapped.Read(make([]byte, 1))
+	require.Zero(t, n, "nothing reaches the FIFO put in the reply's place")
+	rest, _ := io.ReadAll(old)
+	require.NotContains(t, string(rest), "second", "nothing more reaches the moved FIFO")
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -52,7 +53,7 @@ func (o *outFIFO) blocked(d time.Duration) bool {
 type output struct {
 	e     *execMode
 	id    string
-	reply *os.File // nil: the output FIFO
+	reply *fifo.Reply // nil: the output FIFO
 
 	frames chan []byte
 	done   chan struct{} // the writer returned
@@ -72,7 +73,7 @@ type output struct {
 
 // newOutput starts the writer of one request's frames; close waits for it.
 // When the reader of its reply FIFO leaves, cancel is called.
-func (e *execMode) newOutput(id string, reply *os.File, cancel func(reason string)) *output {
+func (e *execMode) newOutput(id string, reply *fifo.Reply, cancel func(reason string)) *output {
 	o := &output{e: e, id: id, reply: reply, frames: make(chan []byte, 1),
 		done: make(chan struct{}), left: make(chan struct{}), cancel: cancel}
 	if reply != nil {
@@ -82,7 +83,7 @@ func (e *execMode) newOutput(id string, reply *os.File, cancel func(reason strin
 		// A reader that leaves shows at once, even while the child is
 		// quiet and nothing is written.
 		o.watchDone, o.watched = make(chan struct{}), make(chan struct{})
-		go func() { defer close(o.watched); watchReader(reply, o.watchDone, o.readerGone) }()
+		go func() { defer close(o.watched); watchReader(reply.File(), o.watchDone, o.readerGone) }()
 	}
 	go func() { defer close(o.done); o.run() }()
 	return o
@@ -161,6 +162,8 @@ func (o *output) run() {
 		}
 		if err := o.write(frame); os.IsTimeout(err) {
 			o.markLeft("its frames were given up")
+		} else if errors.Is(err, fifo.ErrReplaced) {
+			o.markLeft("its reply fifo was replaced or moved")
 		} else if err != nil {
 			o.markLeft("its reply reader went away")
 		}
@@ -238,11 +241,15 @@ func watchReader(f *os.File, done <-chan struct{}, gone func()) {
 // readerCheck is how often a reply FIFO is checked for a reader.
 const readerCheck = 100 * time.Millisecond
 
-// writeNow writes frame, at most PIPE_BUF bytes, to the non-blocking f in
-// one write(2) without waiting: the kernel writes it whole or not at all.
-// It fails with EAGAIN when the pipe is full.
-func writeNow(f *os.File, frame []byte) error {
-	rc, err := f.SyscallConn()
+// writeNow writes frame, at most PIPE_BUF bytes, to the reply FIFO in one
+// write(2) without waiting, if it is still the FIFO first opened: the
+// kernel writes it whole or not at all. It fails with EAGAIN when the pipe
+// is full.
+func writeNow(r *fifo.Reply, frame []byte) error {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	rc, err := r.File().SyscallConn()
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,10 @@ package bridge
 
 import (
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
@@ -28,7 +28,7 @@ const maxErrorLen = 1024
 // output FIFO. It never waits for a reply FIFO's reader; it waits for the
 // output FIFO's reader only while one takes frames (backpressure), and
 // drops the frame when nobody reads.
-func (e *execMode) reject(id string, reply *os.File, err error) {
+func (e *execMode) reject(id string, reply *fifo.Reply, err error) {
 	e.rejected.Add(1)
 	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
 	frame := errorFrame(id, err)

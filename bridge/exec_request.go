@@ -55,7 +55,7 @@ func (c *cancel) cancel(reason string) {
 // and its whole tree gone. Its time limit runs from the child's start,
 // whatever happens to its frames; release frees its slot once its tree is
 // gone, even while its frames still wait for a reader.
-func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File, release func()) {
+func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *fifo.Reply, release func()) {
 	c := newCancel()
 	out := e.newOutput(req.ID, reply, c.cancel)
 	defer out.close()
