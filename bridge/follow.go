@@ -54,7 +54,7 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
 			if !reported[f.path] {
-				cfg.Log.Error("fifo path holds something else; still serving the old fifo", "path", f.path, "err", err)
+				cfg.Log.Error("cannot serve what the fifo path now names; still serving the old fifo", "path", f.path, "err", err)
 				reported[f.path] = true
 			}
 			return
