@@ -73,6 +73,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// Like /tmp, every user may pass through it (tests run programs as
+	// uid 65534 from directories they make accessible), but not list it.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		fmt.Fprintf(os.Stderr, "chmod temp dir: %v\n", err)
+		return 1
+	}
 	// t.TempDir, os.MkdirTemp and every process started inherit this.
 	os.Setenv("TMPDIR", tmp)
 	if os.Getenv("GORACE") == "" {

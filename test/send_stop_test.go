@@ -51,7 +51,7 @@ func TestSendAgentKilledWhileQueued(t *testing.T) {
 	requireBusybox(t)
 	checkLeaks(t, true)
 	mark := filepath.Join(t.TempDir(), "busy")
-	program := append(sh(t, `touch "$1"; sleep 30`), mark)
+	program := append(sh(t, `touch "$1"; exec sleep 30`), mark)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec", "-max-concurrent", "1"}, program: program})
 	waitServing(t, a)
 	busy := startSend(t, a.dir, nil, nil, "first")
