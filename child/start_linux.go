@@ -37,6 +37,10 @@ type Spec struct {
 	// process group the child's group becomes, when the agent's group has
 	// it as the child starts.
 	Terminal *Terminal
+	// Cgroups, if set, gives the child a new cgroup of its own, which it
+	// starts in (at clone time, before its program runs) and which Stop
+	// kills and removes.
+	Cgroups *Cgroups
 }
 
 // Process is a started child.
@@ -51,6 +55,7 @@ type Process struct {
 	stops      int       // Stops under way; guarded by r.mu
 	stopSeq    uint64    // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey // orphans its Stops took (see attribute); guarded by r.mu
+	cg         *Cgroup   // its own cgroup, or nil
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -75,6 +80,7 @@ type spawnRequest struct {
 	attr    *syscall.ProcAttr
 	signals *SignalState
 	term    *Terminal
+	cg      *Cgroup
 	reply   chan spawnResult
 }
 
@@ -114,9 +120,20 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		term:    spec.Terminal,
 		reply:   make(chan spawnResult, 1),
 	}
+	if spec.Cgroups != nil {
+		cg, err := spec.Cgroups.New()
+		if err != nil {
+			return nil, &StartError{Program: spec.Program, Err: err}
+		}
+		req.cg = cg
+		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.fd
+	}
 	select {
 	case r.spawn <- req:
 	case <-r.quit:
+		if req.cg != nil {
+			req.cg.Remove()
+		}
 		return nil, &StartError{Program: spec.Program, Err: fmt.Errorf("reaper closed")}
 	}
 	res := <-req.reply
@@ -125,6 +142,9 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 	runtime.KeepAlive(spec.Stdout)
 	runtime.KeepAlive(spec.Stderr)
 	if res.err != nil {
+		if req.cg != nil {
+			req.cg.Remove() // nothing ever ran in it
+		}
 		return nil, &StartError{Program: spec.Program, Err: res.err}
 	}
 	return res.p, nil
@@ -158,6 +178,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	pid, err := req.signals.forkWith(func() (int, error) {
 		return syscall.ForkExec(req.path, req.argv, req.attr)
 	})
+	if req.cg != nil {
+		req.cg.closeFD() // needed only at clone
+	}
 	if err != nil {
 		if req.attr.Sys.Foreground && !req.term.foreground() {
 			req.term.takeBack() // from a child that failed after taking it
@@ -167,7 +190,7 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	leaveWorkDir()
 	// The reaper cannot reap the child before mu is released, so the pidfd
 	// and the start time are the child's.
-	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), done: make(chan struct{})}
+	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}
