@@ -26,9 +26,18 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}, containment: containTree}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
+	cgroups, err := openContainment(cfg)
+	if err != nil {
+		return child.ExitStatus{}, err
+	}
+	if cgroups != nil {
+		cfg.cgroups = cgroups
+		a.containment = containCgroup
+		defer cgroups.Close() // after every child was stopped: removes what is left
+	}
 
 	statusFile := status.NewWriter(cfg.StatusPath, a.snapshot)
 	a.statusFile = statusFile
@@ -55,7 +64,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	// No child exists yet to forward signals to: drop them, rather than
 	// deliver them late to a child that never asked.
 	stopDropping := a.dropSignals()
-	err := a.prepare(ctx)
+	err = a.prepare(ctx)
 	stopDropping()
 	defer a.removeCreated()
 	prepared = err == nil
@@ -120,8 +129,9 @@ func (a *agent) dropSignals() (stop func()) {
 
 // agent holds what the status file reports across modes.
 type agent struct {
-	cfg     *Config
-	started time.Time
+	cfg         *Config
+	started     time.Time
+	containment string // containCgroup or containTree
 
 	mu      sync.Mutex
 	state   child.State
@@ -153,6 +163,7 @@ func (a *agent) snapshot() status.Status {
 	}
 	s.PID = os.Getpid()
 	s.Mode = a.cfg.Mode
+	s.Containment = a.containment
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
 	s.FDs = child.CountDescriptors()
