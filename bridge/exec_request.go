@@ -36,8 +36,8 @@ type end struct {
 }
 
 // cancel ends one request early: its tree gets the stop sequence and its
-// exit frame says canceled. Its reply reader leaving cancels it (a
-// {"cancel":"ID"} line is meant to, later).
+// exit frame says canceled. A {"cancel":"ID"} line cancels it, and so does
+// its reply reader leaving.
 type cancel struct {
 	once   sync.Once
 	done   chan struct{}
@@ -56,12 +56,13 @@ func (c *cancel) cancel(reason string) {
 // and its whole tree gone. Its time limit runs from the child's start,
 // whatever happens to its frames; release frees its slot once its tree is
 // gone, even while its frames still wait for a reader.
-func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.File, release func()) {
-	c := newCancel()
-	out := e.newOutput(req.ID, reply, c.cancel)
+func (e *execMode) handle(ctx context.Context, p *pending, release func()) {
+	req, c := p.req, p.cancel
+	out := e.newOutput(req.ID, p.reply, c.cancel)
 	defer out.close()
 	r, err := e.start(req, out, c)
 	if err != nil {
+		e.untrack(req.ID, c)
 		release()
 		e.rejectStarted(req.ID, out, err)
 		return
@@ -73,6 +74,7 @@ func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.Fi
 	r.feed()
 	r.pump()
 	end := e.await(ctx, r)
+	e.untrack(req.ID, c) // a cancel from now on finds it finished
 	e.finish(ctx, r, end, release)
 }
 
