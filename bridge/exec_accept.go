@@ -59,7 +59,7 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error) {
 	if req.Reply != "" {
 		var rerr error
 		reply, rerr = e.openReply(req.Reply)
-		if err == nil {
+		if err == nil && !req.IsCancel { // a cancel acts even so
 			err = rerr
 		}
 	}
