@@ -29,15 +29,6 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}, containment: containTree}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
-	cgroups, err := openContainment(cfg)
-	if err != nil {
-		return child.ExitStatus{}, err
-	}
-	if cgroups != nil {
-		cfg.cgroups = cgroups
-		a.containment = containCgroup
-		defer cgroups.Close() // after every child was stopped: removes what is left
-	}
 
 	statusFile := status.NewWriter(cfg.StatusPath, a.snapshot)
 	a.statusFile = statusFile
@@ -64,7 +55,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	// No child exists yet to forward signals to: drop them, rather than
 	// deliver them late to a child that never asked.
 	stopDropping := a.dropSignals()
-	err = a.prepare(ctx)
+	err := a.prepare(ctx)
 	stopDropping()
 	defer a.removeCreated()
 	prepared = err == nil
@@ -77,6 +68,15 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		return child.ExitStatus{}, &ConfigError{err}
 	}
 	a.warnChildAccess()
+	cgroups, err := openContainment(cfg)
+	if err != nil {
+		return child.ExitStatus{}, err
+	}
+	if cgroups != nil {
+		cfg.cgroups = cgroups
+		a.containment = containCgroup
+		defer cgroups.Close() // after every child was stopped: removes what is left
+	}
 	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
 	if err != nil {
 		return child.ExitStatus{}, &ConfigError{err}
@@ -92,7 +92,8 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	wg.Add(1)
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
-	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
+	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
+		"containment", a.containment, "cgroup", cgroupDir(cgroups))
 	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, statusFile.Poke)

@@ -16,7 +16,7 @@ const (
 // "off" none; "auto" the agent's own cgroup when it can make cgroups there,
 // else none, with one info line saying why; a directory, which must be a
 // cgroup v2 directory the agent can make cgroups in (else a
-// *ConfigError). With cgroups, the leftovers of dead agents there are
+// *ConfigError). The "serving" line says which is in force. With cgroups, the leftovers of dead agents there are
 // ended and removed first. A nil result means the tree stop alone.
 func openContainment(cfg *Config) (*child.Cgroups, error) {
 	log := cfg.Log
@@ -26,7 +26,6 @@ func openContainment(cfg *Config) (*child.Cgroups, error) {
 	)
 	switch cfg.Cgroup {
 	case "off":
-		log.Info("containment: process tree (-cgroup off)")
 		return nil, nil
 	case "", "auto":
 		var dir string
@@ -43,6 +42,13 @@ func openContainment(cfg *Config) (*child.Cgroups, error) {
 		}
 	}
 	m.RemoveLeftovers()
-	log.Info("containment: a cgroup per child", "dir", m.Dir())
 	return m, nil
+}
+
+// cgroupDir is where m makes cgroups, or "" without cgroups.
+func cgroupDir(m *child.Cgroups) string {
+	if m == nil {
+		return ""
+	}
+	return m.Dir()
 }
