@@ -209,3 +209,34 @@ func TestCgroupLeftovers(t *testing.T) {
 	// The sleepers are reaped by the Reaper, which reaps every child; the
 	// two left alone are killed by the cleanups above.
 }
+
+// TestCgroupCloneRefused: when the kernel refuses to start a child in its
+// cgroup (EBUSY, as cgroup v2's no-internal-processes rule makes it), the
+// cgroup is removed and the child runs without one, after a warning.
+func TestCgroupCloneRefused(t *testing.T) {
+	m, logs := openTestCgroups(t)
+	forkExec = func(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+		if attr.Sys.UseCgroupFD {
+			return 0, unix.EBUSY
+		}
+		return syscall.ForkExec(path, argv, attr)
+	}
+	defer func() { forkExec = syscall.ForkExec }()
+	spec := helperSpec(t, "cgrefused", "sleep")
+	spec.Cgroups = m
+	p, err := testReaper.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.cg != nil {
+		t.Error("child has a cgroup the kernel refused")
+	}
+	if left := cgroupsIn(t, m.Dir()); len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+	if !strings.Contains(logs.String(), "runs without one") {
+		t.Errorf("no warning; log:\n%s", logs.String())
+	}
+	testReaper.Stop(p, syscall.SIGTERM, time.Second)
+	checkGone(t, "cgrefused")
+}

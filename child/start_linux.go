@@ -1,6 +1,7 @@
 package child
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Spec says how to start a child.
@@ -74,6 +77,9 @@ func (p *Process) exit(s ExitStatus) {
 	close(p.done)
 }
 
+// forkExec is syscall.ForkExec; tests replace it to make a start fail.
+var forkExec = syscall.ForkExec
+
 type spawnRequest struct {
 	path    string
 	argv    []string
@@ -118,36 +124,55 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		},
 		signals: spec.Signals,
 		term:    spec.Terminal,
-		reply:   make(chan spawnResult, 1),
 	}
-	if spec.Cgroups != nil {
-		cg, err := spec.Cgroups.New()
+	res := r.submit(req, spec.Cgroups)
+	// The descriptors were dup'ed into the child; keep the files alive until then.
+	runtime.KeepAlive(spec.Stdin)
+	runtime.KeepAlive(spec.Stdout)
+	runtime.KeepAlive(spec.Stderr)
+	if res.err != nil {
+		return nil, &StartError{Program: spec.Program, Err: res.err}
+	}
+	return res.p, nil
+}
+
+// submit has the spawning thread fork req, in a new cgroup of cgroups when
+// that is set. A cgroup the child cannot be started in (EBUSY: cgroup v2's
+// rule against processes in a cgroup whose subtree has controllers;
+// EOPNOTSUPP: a threaded cgroup) is removed, and the child starts without
+// one, after a warning: the tree stop still applies. No cgroup is left
+// when the start fails.
+func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
+	if cgroups != nil {
+		cg, err := cgroups.New()
 		if err != nil {
-			return nil, &StartError{Program: spec.Program, Err: err}
+			return spawnResult{err: err}
 		}
 		req.cg = cg
 		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.fd
 	}
+	req.reply = make(chan spawnResult, 1)
 	select {
 	case r.spawn <- req:
 	case <-r.quit:
 		if req.cg != nil {
 			req.cg.Remove()
 		}
-		return nil, &StartError{Program: spec.Program, Err: fmt.Errorf("reaper closed")}
+		return spawnResult{err: fmt.Errorf("reaper closed")}
 	}
 	res := <-req.reply
-	// The descriptors were dup'ed into the child; keep the files alive until then.
-	runtime.KeepAlive(spec.Stdin)
-	runtime.KeepAlive(spec.Stdout)
-	runtime.KeepAlive(spec.Stderr)
-	if res.err != nil {
-		if req.cg != nil {
-			req.cg.Remove() // nothing ever ran in it
-		}
-		return nil, &StartError{Program: spec.Program, Err: res.err}
+	if res.err == nil || req.cg == nil {
+		return res
 	}
-	return res.p, nil
+	req.cg.Remove() // nothing ever ran in it
+	if !errors.Is(res.err, unix.EBUSY) && !errors.Is(res.err, unix.EOPNOTSUPP) {
+		return res
+	}
+	cgroups.log.Warn("cannot start a child in its own cgroup; it runs without one (tree stop only)",
+		"cgroup", req.cg.path, "err", res.err)
+	req.cg = nil
+	req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = false, 0
+	return r.submit(req, nil)
 }
 
 // spawnLoop forks every child from one locked OS thread, which lives until
@@ -176,7 +201,7 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		req.attr.Sys.Foreground, req.attr.Sys.Ctty = true, req.term.fd
 	}
 	pid, err := req.signals.forkWith(func() (int, error) {
-		return syscall.ForkExec(req.path, req.argv, req.attr)
+		return forkExec(req.path, req.argv, req.attr)
 	})
 	if req.cg != nil {
 		req.cg.closeFD() // needed only at clone
