@@ -21,13 +21,16 @@ import (
 // cgroups of an agent that died can be told from a live agent's (see
 // leftovers).
 type Cgroups struct {
-	dir    string
-	log    *slog.Logger
-	self   agentID
-	seq    atomic.Uint64
-	mu     sync.Mutex
-	made   map[*Cgroup]bool // not removed yet
-	closed bool
+	dir  string
+	log  *slog.Logger
+	self agentID
+	// foreignProc: /proc is another PID namespace's, so no agent's
+	// liveness can be checked there (leftovers are left alone).
+	foreignProc bool
+	seq         atomic.Uint64
+	mu          sync.Mutex
+	made        map[*Cgroup]bool // not removed yet
+	closed      bool
 }
 
 // Cgroup is one child's cgroup.
@@ -59,7 +62,7 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Cgroups{dir: dir, log: log, self: self, made: map[*Cgroup]bool{}}
+	m := &Cgroups{dir: dir, log: log, self: self, made: map[*Cgroup]bool{}, foreignProc: procSelfPID() != os.Getpid()}
 	probe, err := m.New()
 	if err != nil {
 		return nil, err

@@ -19,6 +19,10 @@ import (
 // the directory, and logs how many processes it ended. It returns the
 // number of cgroups removed and of processes ended.
 func (m *Cgroups) RemoveLeftovers() (cgroups, procs int) {
+	if m.foreignProc {
+		m.log.Info("not looking for cgroups of dead agents: /proc belongs to another PID namespace", "dir", m.dir)
+		return 0, 0
+	}
 	entries, err := os.ReadDir(m.dir)
 	if err != nil {
 		m.log.Warn("cannot list cgroups to look for leftovers", "dir", m.dir, "err", err)
