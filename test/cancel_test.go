@@ -17,7 +17,7 @@ import (
 // says canceled), a finished one and an unknown one (one error frame with
 // that id each).
 func TestCancel(t *testing.T) {
-	checkLeaks(t, false)
+	checkLeaks(t, true)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`read x; if [ "$x" = slow ]; then echo started; exec sleep 60; fi; echo "$x"`),
 		flags:   []string{"-max-concurrent", "1", "-stop-timeout", "1s"},
@@ -63,7 +63,7 @@ func TestCancel(t *testing.T) {
 // TestCancelKilled: a canceled request whose tree ignores the stop signal
 // is killed at -stop-timeout, and its exit frame says killed.
 func TestCancelKilled(t *testing.T) {
-	checkLeaks(t, false)
+	checkLeaks(t, true)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`trap '' TERM; echo started; sleep 60 & wait`),
 		flags:   []string{"-stop-timeout", "200ms"},
@@ -85,7 +85,7 @@ func TestCancelKilled(t *testing.T) {
 // request; the child is gone within -stop-timeout + 1 s although the
 // request's reply FIFO is still open for reading elsewhere.
 func TestCancelInterruptedSend(t *testing.T) {
-	checkLeaks(t, false)
+	checkLeaks(t, true)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := startAgent(t, agentConfig{
 		program: binSh(`echo $$ > ` + pidFile + `.tmp && mv ` + pidFile + `.tmp ` + pidFile + `; exec sleep 60`),

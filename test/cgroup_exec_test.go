@@ -111,7 +111,7 @@ func TestCgroupAutoWithoutCgroup2(t *testing.T) {
 // stop ends that process.
 func testTreeContainment(t *testing.T, cfg agentConfig) *agent {
 	t.Helper()
-	checkLeaks(t, false)
+	checkLeaks(t, true)
 	cfg.program = binSh(`setsid sleep 60 </dev/null & echo ready; exec sleep 60`)
 	a := startAgent(t, cfg)
 	r := openReader(t, a.out)

@@ -172,7 +172,7 @@ func TestCgroupForkStorm(t *testing.T) {
 	dir := testCgroup(t)
 	for run := range stormRuns() {
 		t.Run(strconv.Itoa(run), func(t *testing.T) {
-			checkLeaks(t, false)
+			checkLeaks(t, true)
 			a := startAgent(t, agentConfig{program: binSh(stormScript), flags: []string{"-cgroup", dir, "-stop-timeout", "1s", "-restart", "never"}})
 			r := openReader(t, a.out)
 			r.expectLine("ready")
@@ -201,7 +201,7 @@ func TestCgroupForkStorm(t *testing.T) {
 // child's stop, and the cgroup is removed.
 func TestCgroupJoinedProcess(t *testing.T) {
 	dir := testCgroup(t)
-	checkLeaks(t, false)
+	checkLeaks(t, true)
 	a := startAgent(t, agentConfig{program: helperProgram(), helper: "sleep", flags: []string{"-cgroup", dir, "-stop-timeout", "1s"}})
 	r := openReader(t, a.out)
 	r.expectLine("ready")
