@@ -61,12 +61,19 @@ func TestCancel(t *testing.T) {
 }
 
 // TestCancelKilled: a canceled request whose tree ignores the stop signal
-// is killed at -stop-timeout, and its exit frame says killed.
+// is killed at -stop-timeout, and its exit frame says killed, with a
+// cgroup (cgroup.kill) and without (SIGKILL).
 func TestCancelKilled(t *testing.T) {
+	for _, cgroup := range []string{"auto", "off"} {
+		t.Run(cgroup, func(t *testing.T) { testCancelKilled(t, cgroup) })
+	}
+}
+
+func testCancelKilled(t *testing.T, cgroup string) {
 	checkLeaks(t, true)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`trap '' TERM; echo started; sleep 60 & wait`),
-		flags:   []string{"-stop-timeout", "200ms"},
+		flags:   []string{"-stop-timeout", "200ms", "-cgroup", cgroup},
 	})
 	all := map[string]*response{}
 	w.writeLine(`{"id":"k"}`)
