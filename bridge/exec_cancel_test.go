@@ -1,9 +1,8 @@
 package bridge
 
 import (
-	"time"
-
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
