@@ -26,7 +26,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}, containment: containTree}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
@@ -68,6 +68,15 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		return child.ExitStatus{}, &ConfigError{err}
 	}
 	a.warnChildAccess()
+	cgroups, err := openContainment(cfg)
+	if err != nil {
+		return child.ExitStatus{}, err
+	}
+	if cgroups != nil {
+		cfg.cgroups = cgroups
+		a.containment = containCgroup
+		defer cgroups.Close() // after every child was stopped: removes what is left
+	}
 	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
 	if err != nil {
 		return child.ExitStatus{}, &ConfigError{err}
@@ -83,7 +92,8 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	wg.Add(1)
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
-	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
+	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
+		"containment", a.containment, "cgroup", cgroupDir(cgroups))
 	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
@@ -120,8 +130,9 @@ func (a *agent) dropSignals() (stop func()) {
 
 // agent holds what the status file reports across modes.
 type agent struct {
-	cfg     *Config
-	started time.Time
+	cfg         *Config
+	started     time.Time
+	containment string // containCgroup or containTree
 
 	mu      sync.Mutex
 	state   child.State
@@ -153,6 +164,7 @@ func (a *agent) snapshot() status.Status {
 	}
 	s.PID = os.Getpid()
 	s.Mode = a.cfg.Mode
+	s.Containment = a.containment
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
 	s.FDs = child.CountDescriptors()

@@ -30,6 +30,8 @@ type Config struct {
 	BackoffMax    time.Duration
 	StopSignal    syscall.Signal
 	StopTimeout   time.Duration
+	// Cgroup is -cgroup: "auto", "off" or a cgroup v2 directory.
+	Cgroup string
 
 	// Exec mode.
 	Timeout       time.Duration
@@ -50,6 +52,10 @@ type Config struct {
 	// Terminal, if set, is the controlling terminal a stream child gets
 	// the foreground of.
 	Terminal *child.Terminal
+
+	// cgroups, set by Run, gives every child a cgroup of its own; nil:
+	// the tree stop alone.
+	cgroups *child.Cgroups
 }
 
 // flushGrace bounds how long a stopping agent waits for a reader to take the
@@ -61,7 +67,7 @@ const flushGrace = 500 * time.Millisecond
 func (cfg *Config) spec() child.Spec {
 	spec := child.Spec{
 		Program: cfg.Program, Path: cfg.ProgramPath, Args: cfg.Args, Dir: cfg.WorkDir,
-		Credential: cfg.Credential, Signals: cfg.Signals,
+		Credential: cfg.Credential, Signals: cfg.Signals, Cgroups: cfg.cgroups,
 	}
 	if cfg.Credential != nil {
 		spec.Env = child.UserEnv(os.Environ(), cfg.Credential.Uid)

@@ -30,4 +30,13 @@
 //   - A stop returns within -stop-timeout + 1 s when every child dies at
 //     SIGKILL: one give-up deadline ends every write still blocked then,
 //     and leaves writes that make progress to finish.
+//   - At most -max-concurrent requests wait in the agent for a slot, in
+//     arrival order; lines behind them are read, so a {"cancel":"ID"} is
+//     acted on at once: a queued request never starts (one error frame
+//     "canceled"), a running one is stopped (its exit frame says
+//     canceled), and an ID neither queued nor running gets one error frame.
+//
+// Guarantees of both modes: with -cgroup in force (see openContainment),
+// every child runs in a cgroup of its own, which is gone when its stop
+// returns, and every cgroup the agent made is gone when Run returns.
 package bridge

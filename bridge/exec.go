@@ -14,13 +14,15 @@ import (
 )
 
 // execMode is exec mode: one child per request line, at most MaxConcurrent
-// at once; further requests wait on the input FIFO in arrival order.
+// at once; further requests wait in a queue of MaxConcurrent and then on
+// the input FIFO, in arrival order (see exec_queue.go).
 //
 // Who may block on what:
 //
 //   - The request loop (serve) reads lines, opens reply FIFOs without
-//     waiting, and waits only for a free slot or, while a reader takes
-//     error frames from the output FIFO, for room in the rejection queue.
+//     waiting, and waits only for room in the queue of requests or, while
+//     a reader takes error frames from the output FIFO, for room in the
+//     rejection queue. The dispatcher waits for free slots.
 //   - Each request's frames are written by a writer of its own (output), so
 //     a reader that does not read holds up only that request's frames, and
 //     through its full pipes its child, never its time limit or the loop.
@@ -45,7 +47,12 @@ type execMode struct {
 
 	rejections *rejectionQueue // error frames for the output FIFO
 
+	queued chan struct{} // poked when a request is queued
+	room   chan struct{} // poked when the queue has room
+
 	mu      sync.Mutex
+	queue   []*pending           // waiting for a slot, in arrival order
+	live    map[string][]*cancel // running requests by id, until their child is reaped
 	running map[*child.Process]bool
 	writers map[*output]struct{} // request writers on reply FIFOs
 	last    *status.LastExit
@@ -65,6 +72,9 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 		replies:    replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
+		live:       make(map[string][]*cancel),
+		queued:     make(chan struct{}, 1),
+		room:       make(chan struct{}, 1),
 		writers:    make(map[*output]struct{}),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
 	}
@@ -82,8 +92,9 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.ctx = ctx
 	e.mu.Unlock()
 	var requests, loops, writer sync.WaitGroup
-	loops.Add(2)
-	go func() { defer loops.Done(); e.serve(ctx, &requests) }()
+	loops.Add(3)
+	go func() { defer loops.Done(); e.serve(ctx) }()
+	go func() { defer loops.Done(); e.dispatch(ctx, &requests) }()
 	go func() { defer loops.Done(); e.forward(ctx) }()
 	writer.Add(1)
 	go func() { defer writer.Done(); e.rejections.run() }()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -13,7 +12,7 @@ import (
 
 // serve reads request lines and starts each, waiting for a free slot first.
 // When the Source is closed, the lines it had already read are refused.
-func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
+func (e *execMode) serve(ctx context.Context) {
 	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
 	for {
 		line, err := lines.Next()
@@ -21,22 +20,22 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 		if err != nil && !errors.As(err, &tooLong) {
 			break // the Source was closed: stopping
 		}
-		e.accept(ctx, line, err, requests)
+		e.accept(ctx, line, err)
 	}
 	e.mu.Lock()
 	unread := e.unread
 	e.mu.Unlock()
 	for _, line := range protocol.SplitLines(append(lines.Rest(), unread...)) {
-		e.accept(ctx, line, nil, requests)
+		e.accept(ctx, line, nil)
 	}
 }
 
 // accept handles one request line (or the *protocol.TooLongError that
-// stands for one): it skips a blank line, and starts any other request or
-// rejects it with one error frame. It never waits for a reader; it waits
-// for a free slot, and for room in the rejection queue while the output
-// FIFO's reader takes error frames.
-func (e *execMode) accept(ctx context.Context, line []byte, err error, requests *sync.WaitGroup) {
+// stands for one): it skips a blank line, acts on a cancel, and queues any
+// other request or rejects it with one error frame. It never waits for a
+// reader; it waits for room in the queue, and for room in the rejection
+// queue while the output FIFO's reader takes error frames.
+func (e *execMode) accept(ctx context.Context, line []byte, err error) {
 	var tooLong *protocol.TooLongError
 	if err == nil && protocol.IsBlank(line) {
 		return
@@ -57,38 +56,35 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error, requests 
 	if req.Reply != "" {
 		var rerr error
 		reply, rerr = e.openReply(req.Reply)
-		if err == nil {
+		if err == nil && !req.IsCancel { // a cancel acts even so
 			err = rerr
 		}
+	}
+	if err == nil && req.IsCancel {
+		e.cancelLine(req, reply)
+		return
 	}
 	if err == nil && len(req.Args) > 0 && !e.cfg.AllowArgs {
 		err = errors.New("args given but the agent runs without -allow-args")
 	}
 	if err == nil {
-		err = e.takeSlot(ctx)
+		err = e.enqueue(ctx, &pending{req: req, reply: reply, cancel: newCancel()})
 	}
 	if err != nil {
 		e.reject(req.ID, reply, err)
-		return
 	}
-	requests.Add(1)
-	go func() {
-		defer requests.Done()
-		e.handle(ctx, req, reply, func() { <-e.slots })
-	}()
 }
 
 // takeSlot waits for a free slot, unless the agent is stopping.
 func (e *execMode) takeSlot(ctx context.Context) error {
-	stopping := errors.New("agent is stopping")
 	if ctx.Err() != nil {
-		return stopping
+		return errStopping
 	}
 	select {
 	case e.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return stopping
+		return errStopping
 	}
 }
 

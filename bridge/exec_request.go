@@ -32,11 +32,12 @@ type end struct {
 	status   child.ExitStatus
 	timedOut bool
 	canceled bool
+	killed   bool // the stop escalated to SIGKILL or cgroup.kill
 }
 
 // cancel ends one request early: its tree gets the stop sequence and its
-// exit frame says canceled. Its reply reader leaving cancels it (a
-// {"cancel":"ID"} line is meant to, later).
+// exit frame says canceled. A {"cancel":"ID"} line cancels it, and so does
+// its reply reader leaving.
 type cancel struct {
 	once   sync.Once
 	done   chan struct{}
@@ -55,12 +56,13 @@ func (c *cancel) cancel(reason string) {
 // and its whole tree gone. Its time limit runs from the child's start,
 // whatever happens to its frames; release frees its slot once its tree is
 // gone, even while its frames still wait for a reader.
-func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *fifo.Reply, release func()) {
-	c := newCancel()
-	out := e.newOutput(req.ID, reply, c.cancel)
+func (e *execMode) handle(ctx context.Context, p *pending, release func()) {
+	req, c := p.req, p.cancel
+	out := e.newOutput(req.ID, p.reply, c.cancel)
 	defer out.close()
 	r, err := e.start(req, out, c)
 	if err != nil {
+		e.untrack(req.ID, c)
 		release()
 		e.rejectStarted(req.ID, out, err)
 		return
@@ -72,6 +74,7 @@ func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *fifo.
 	r.feed()
 	r.pump()
 	end := e.await(ctx, r)
+	e.untrack(req.ID, c) // a cancel from now on finds it finished
 	e.finish(ctx, r, end, release)
 }
 
@@ -159,13 +162,13 @@ func (e *execMode) await(ctx context.Context, r *request) end {
 	case <-expired:
 		x.timedOut = true
 		cfg.Log.Info("request timed out", "id", r.req.ID, "pid", p.Pid, "timeout", r.limit)
-		x.status = e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+		x.status, x.killed = e.reaper.StopKilled(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-r.cancel.done:
 		x.canceled = true
 		cfg.Log.Info("request canceled; stopping it", "id", r.req.ID, "pid", p.Pid, "why", r.cancel.reason)
-		x.status = e.reaper.Stop(p, cfg.StopSignal, e.stopTimeout(ctx))
+		x.status, x.killed = e.reaper.StopKilled(p, cfg.StopSignal, e.stopTimeout(ctx))
 	case <-ctx.Done():
-		x.status = e.stopForAgent(p)
+		x.status, x.killed = e.stopForAgent(p)
 	}
 	return x
 }
@@ -181,23 +184,23 @@ const killWait = 500 * time.Millisecond
 // without a scan of /proc, so that a hundred requests stopping at once
 // reach their exit frames quickly; the rest of the tree is cleaned up by
 // finish.
-func (e *execMode) stopForAgent(p *child.Process) child.ExitStatus {
+func (e *execMode) stopForAgent(p *child.Process) (st child.ExitStatus, killed bool) {
 	p.Signal(e.cfg.StopSignal)
 	t := time.NewTimer(time.Until(e.stopDeadline()))
 	defer t.Stop()
 	select {
 	case <-p.Done():
-		return p.Status()
+		return p.Status(), false
 	case <-t.C:
 	}
 	p.Signal(syscall.SIGKILL)
 	t.Reset(killWait)
 	select {
 	case <-p.Done():
-		return p.Status()
+		return p.Status(), true
 	case <-t.C:
 		e.cfg.Log.Warn("stopping: giving up on a request's child that survives SIGKILL", "id", "", "pid", p.Pid)
-		return child.Signaled(syscall.SIGKILL)
+		return child.Signaled(syscall.SIGKILL), true
 	}
 }
 
@@ -233,7 +236,7 @@ func (e *execMode) finish(ctx context.Context, r *request, x end, release func()
 	r.stderr.Close()
 	st := x.status
 	r.out.send(protocol.AppendExit(nil, r.req.ID, protocol.Exit{Code: st.Code(),
-		Signal: child.SignalName(st.Signal()), TimedOut: x.timedOut, Canceled: x.canceled, DurationMS: duration.Milliseconds()}))
+		Signal: child.SignalName(st.Signal()), TimedOut: x.timedOut, Canceled: x.canceled, Killed: x.killed, DurationMS: duration.Milliseconds()}))
 	e.recordExit(st)
 	<-gone
 }

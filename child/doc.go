@@ -31,4 +31,14 @@
 //   - Without cgroups, an orphan reparented to the agent whose owner cannot
 //     be told (see tree_linux.go) is never stopped while another child that
 //     could own it runs and is not being stopped.
+//   - With Cgroups (cgroup v2), a child starts in a new cgroup of its own,
+//     at clone time, so that everything it forks is in it; its tree is
+//     what the cgroup holds. Stop gives each process in it the stop signal,
+//     then, at the timeout, cgroup.kill; it returns once the cgroup is
+//     empty and removed (EBUSY at removal: killed again and retried for
+//     removeBusyFor, with a warning naming the cgroup). No cgroup is left
+//     after a failed start, after Stop, or after Cgroups.Close.
+//   - RemoveLeftovers ends and removes only cgroups whose name says an agent
+//     of the same PID namespace made them and whose pid and start time no
+//     longer name a running process: never a live agent's.
 package child

@@ -1,6 +1,7 @@
 package child
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Spec says how to start a child.
@@ -37,6 +40,10 @@ type Spec struct {
 	// process group the child's group becomes, when the agent's group has
 	// it as the child starts.
 	Terminal *Terminal
+	// Cgroups, if set, gives the child a new cgroup of its own, which it
+	// starts in (at clone time, before its program runs) and which Stop
+	// kills and removes.
+	Cgroups *Cgroups
 }
 
 // Process is a started child.
@@ -51,6 +58,7 @@ type Process struct {
 	stops      int       // Stops under way; guarded by r.mu
 	stopSeq    uint64    // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey // orphans its Stops took (see attribute); guarded by r.mu
+	cg         *Cgroup   // its own cgroup, or nil
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -69,12 +77,16 @@ func (p *Process) exit(s ExitStatus) {
 	close(p.done)
 }
 
+// forkExec is syscall.ForkExec; tests replace it to make a start fail.
+var forkExec = syscall.ForkExec
+
 type spawnRequest struct {
 	path    string
 	argv    []string
 	attr    *syscall.ProcAttr
 	signals *SignalState
 	term    *Terminal
+	cg      *Cgroup
 	reply   chan spawnResult
 }
 
@@ -112,14 +124,8 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		},
 		signals: spec.Signals,
 		term:    spec.Terminal,
-		reply:   make(chan spawnResult, 1),
 	}
-	select {
-	case r.spawn <- req:
-	case <-r.quit:
-		return nil, &StartError{Program: spec.Program, Err: fmt.Errorf("reaper closed")}
-	}
-	res := <-req.reply
+	res := r.submit(req, spec.Cgroups)
 	// The descriptors were dup'ed into the child; keep the files alive until then.
 	runtime.KeepAlive(spec.Stdin)
 	runtime.KeepAlive(spec.Stdout)
@@ -128,6 +134,45 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		return nil, &StartError{Program: spec.Program, Err: res.err}
 	}
 	return res.p, nil
+}
+
+// submit has the spawning thread fork req, in a new cgroup of cgroups when
+// that is set. A cgroup the child cannot be started in (EBUSY: cgroup v2's
+// rule against processes in a cgroup whose subtree has controllers;
+// EOPNOTSUPP: a threaded cgroup) is removed, and the child starts without
+// one, after a warning: the tree stop still applies. No cgroup is left
+// when the start fails.
+func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
+	if cgroups != nil {
+		cg, err := cgroups.New()
+		if err != nil {
+			return spawnResult{err: err}
+		}
+		req.cg = cg
+		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.fd
+	}
+	req.reply = make(chan spawnResult, 1)
+	select {
+	case r.spawn <- req:
+	case <-r.quit:
+		if req.cg != nil {
+			req.cg.Remove()
+		}
+		return spawnResult{err: fmt.Errorf("reaper closed")}
+	}
+	res := <-req.reply
+	if res.err == nil || req.cg == nil {
+		return res
+	}
+	req.cg.Remove() // nothing ever ran in it
+	if !errors.Is(res.err, unix.EBUSY) && !errors.Is(res.err, unix.EOPNOTSUPP) {
+		return res
+	}
+	cgroups.log.Warn("cannot start a child in its own cgroup; it runs without one (tree stop only)",
+		"cgroup", req.cg.path, "err", res.err)
+	req.cg = nil
+	req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = false, 0
+	return r.submit(req, nil)
 }
 
 // spawnLoop forks every child from one locked OS thread, which lives until
@@ -156,8 +201,11 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		req.attr.Sys.Foreground, req.attr.Sys.Ctty = true, req.term.fd
 	}
 	pid, err := req.signals.forkWith(func() (int, error) {
-		return syscall.ForkExec(req.path, req.argv, req.attr)
+		return forkExec(req.path, req.argv, req.attr)
 	})
+	if req.cg != nil {
+		req.cg.closeFD() // needed only at clone
+	}
 	if err != nil {
 		if req.attr.Sys.Foreground && !req.term.foreground() {
 			req.term.takeBack() // from a child that failed after taking it
@@ -167,7 +215,7 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	leaveWorkDir()
 	// The reaper cannot reap the child before mu is released, so the pidfd
 	// and the start time are the child's.
-	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), done: make(chan struct{})}
+	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}

@@ -21,26 +21,40 @@ var killPatience = 5 * time.Second
 // still reaps it whenever it goes). Calling it after p exited by itself
 // cleans up what p left behind.
 func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) ExitStatus {
-	st, left := r.stop(p, sig, timeout, killPatience, r.tree)
-	if len(left) > 0 {
-		r.log.Warn("giving up on processes that survive SIGKILL (uninterruptible sleep?)", "pid", p.Pid, "left", left)
-	}
+	st, _ := r.StopKilled(p, sig, timeout)
 	return st
 }
 
+// StopKilled is Stop that also reports whether the stop had to escalate:
+// to SIGKILL, or, for a child with a cgroup, to cgroup.kill. A child with a
+// cgroup has its tree taken from the cgroup, not from /proc, and the cgroup
+// is removed once empty.
+func (r *Reaper) StopKilled(p *Process, sig syscall.Signal, timeout time.Duration) (ExitStatus, bool) {
+	if p.cg != nil {
+		return r.stopCgroup(p, sig, timeout, killPatience)
+	}
+	st, left, killed := r.stop(p, sig, timeout, killPatience, r.tree)
+	if len(left) > 0 {
+		r.log.Warn("giving up on processes that survive SIGKILL (uninterruptible sleep?)", "pid", p.Pid, "left", left)
+	}
+	return st, killed
+}
+
 // stop is Stop with its patience and its view of the tree as parameters;
-// left lists the pids still running when it gave up.
-func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Duration, tree func(*Process) []proc) (st ExitStatus, left []int) {
+// left lists the pids still running when it gave up; killed says whether
+// anything was left for SIGKILL.
+func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Duration, tree func(*Process) []proc) (st ExitStatus, left []int, killed bool) {
 	r.beginStop(p)
 	defer r.endStop(p)
 	if r.treeGone(p) {
-		return p.Status(), nil // the common case, answered without a /proc scan
+		return p.Status(), nil, false // the common case, answered without a /proc scan
 	}
 	r.askToStop(p, sig, time.Now().Add(timeout), tree)
 	giveUp := time.Now().Add(patience)
 	// SIGKILL cannot be ignored; the loop catches processes forked between
 	// a scan and the signal, and waits for the child's own reaping.
 	for r.signalTree(p, syscall.SIGKILL, tree) > 0 || !r.exited(p) {
+		killed = true
 		if !time.Now().Before(giveUp) {
 			for _, q := range tree(p) {
 				left = append(left, q.pid)
@@ -49,9 +63,9 @@ func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Dur
 				if !slices.Contains(left, p.Pid) {
 					left = append(left, p.Pid)
 				}
-				return ExitStatus{ws: unix.WaitStatus(syscall.SIGKILL)}, left
+				return ExitStatus{ws: unix.WaitStatus(syscall.SIGKILL)}, left, killed
 			}
-			return p.Status(), left
+			return p.Status(), left, killed
 		}
 		next := time.Now().Add(50 * time.Millisecond)
 		if next.After(giveUp) {
@@ -59,7 +73,7 @@ func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Dur
 		}
 		r.waitTree(p, next, tree)
 	}
-	return p.Status(), nil
+	return p.Status(), nil, killed
 }
 
 // beginStop marks p as being stopped: while it is, p may own orphans (see

@@ -49,7 +49,8 @@ type Options struct {
 // forever on an open: an absent agent is ErrNoAgent at once; an agent that
 // dies is ErrAgentGone; an agent that stops gracefully still delivers the
 // request's frames. The reply FIFO is removed before Send returns, whatever
-// happens, including ctx being cancelled.
+// happens, including ctx being cancelled, which also cancels the request
+// at the agent ({"cancel":"ID"}).
 func Send(ctx context.Context, o Options) (Result, error) {
 	in := filepath.Join(o.Dir, "in")
 	if err := ctx.Err(); err != nil {
@@ -81,8 +82,17 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	}
 	watch := newAgentWatch(o.Dir)
 	if err := writeRequest(ctx, in, line); err != nil {
+		if ctx.Err() != nil {
+			cancelRequest(in, id) // the line may have been finished all the same
+		}
 		return Result{}, err
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn}
-	return r.run(ctx, reply, watch)
+	res, err := r.run(ctx, reply, watch)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted, or past send's own -timeout: the request is
+		// canceled, not left to notice that its reader went away.
+		cancelRequest(in, id)
+	}
+	return res, err
 }

@@ -24,6 +24,9 @@ func FuzzParseRequest(f *testing.F) {
 		`{"id":"a","stdin_b64":"/wA=","reply":".."}`,
 		`{"id":"cut","reply":"mine","stdin":"hello wor`,
 		`{"id":1}`,
+		`{"cancel":"r1"}`,
+		`{"cancel":"r1","reply":"x","id":"other"}`,
+		`{"cancel":""}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -49,6 +52,15 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		if err == nil && r.Limit < 0 {
 			t.Fatalf("line %q: negative limit %v", line, r.Limit)
+		}
+		if r.IsCancel && (err != nil || r.Cancel == "" || r.ID != r.Cancel) {
+			t.Fatalf("line %q: cancel %q with id %q, err %v", line, r.Cancel, r.ID, err)
+		}
+		if r.IsCancel {
+			back, err := ParseRequest(bytes.TrimSuffix(AppendCancel(nil, r.Cancel), []byte("\n")))
+			if err != nil || !back.IsCancel || back.Cancel != strings.ToValidUTF8(r.Cancel, "\uFFFD") {
+				t.Fatalf("AppendCancel(%q) parses back as %+v, %v", r.Cancel, back, err)
+			}
 		}
 		id, reply := SalvageHead(line)
 		if len(id) > MaxIDLen || reply != "" && !ValidReplyName(reply) {

@@ -24,6 +24,9 @@ type Request struct {
 	Args     []string `json:"args,omitempty"`
 	Stdin    string   `json:"stdin,omitempty"`
 	StdinB64 []byte   `json:"stdin_b64,omitempty"`
+	// Cancel, when set, makes the line a cancel of the request with this
+	// id, not a request.
+	Cancel string `json:"cancel,omitempty"`
 }
 
 // Parsed is a request line understood: its stdin in bytes and its time
@@ -33,6 +36,9 @@ type Parsed struct {
 	Stdin   []byte
 	Limit   time.Duration
 	IsPlain bool // the line was plain text, not JSON
+	// IsCancel says the line is {"cancel":"ID"}: a cancel of request ID,
+	// which is then also the ID its answer carries.
+	IsCancel bool
 }
 
 // ValidReplyName reports whether name may name a reply FIFO inside
@@ -75,6 +81,9 @@ func ParseRequest(line []byte) (Parsed, error) {
 		r.ID, r.Reply = SalvageHead(line)
 		return r, fmt.Errorf("invalid request: %s", jsonError(err))
 	}
+	if r.Cancel != "" {
+		return parseCancel(r)
+	}
 	if err := checkHead(&r.Request); err != nil {
 		return r, err
 	}
@@ -93,6 +102,29 @@ func ParseRequest(line []byte) (Parsed, error) {
 		r.Limit = d
 	}
 	return r, nil
+}
+
+// parseCancel finishes a cancel line: its answer carries the id canceled,
+// and goes to the reply FIFO the line names, if any.
+func parseCancel(r Parsed) (Parsed, error) {
+	r.IsCancel = true
+	r.ID = r.Cancel
+	if len(r.Cancel) > MaxIDLen {
+		r.IsCancel = false
+		r.Cancel = ""
+	}
+	err := checkHead(&r.Request)
+	if err != nil {
+		r.IsCancel, r.Cancel = false, ""
+	}
+	return r, err
+}
+
+// AppendCancel appends the line that cancels request id, and a newline.
+func AppendCancel(b []byte, id string) []byte {
+	b = append(b, `{"cancel":`...)
+	b = appendString(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
+	return append(b, "}\n"...)
 }
 
 // checkHead refuses an id over MaxIDLen and a bad reply name, clearing them

@@ -131,3 +131,36 @@ func TestValidReplyName(t *testing.T) {
 		require.False(t, ValidReplyName(bad), "%q", bad)
 	}
 }
+
+func TestParseCancel(t *testing.T) {
+	r, err := ParseRequest([]byte(`{"cancel":"r1"}`))
+	require.NoError(t, err)
+	require.True(t, r.IsCancel)
+	require.Equal(t, "r1", r.Cancel)
+	require.Equal(t, "r1", r.ID, "the answer to a cancel carries the id canceled")
+
+	r, err = ParseRequest([]byte(`{"id":"x","cancel":"r2","reply":"mine"}`))
+	require.NoError(t, err)
+	require.True(t, r.IsCancel)
+	require.Equal(t, "r2", r.ID)
+	require.Equal(t, "mine", r.Reply)
+
+	r, err = ParseRequest([]byte(`{"cancel":"` + strings.Repeat("x", MaxIDLen+1) + `"}`))
+	require.Error(t, err)
+	require.False(t, r.IsCancel)
+	require.Empty(t, r.ID)
+
+	r, err = ParseRequest([]byte(`{"cancel":"r3","reply":"../x"}`))
+	require.Error(t, err)
+	require.False(t, r.IsCancel)
+
+	r, err = ParseRequest([]byte(`{"cancel":""}`))
+	require.NoError(t, err)
+	require.False(t, r.IsCancel, "an empty cancel names no request")
+
+	line := AppendCancel(nil, "a\"b\n")
+	require.Equal(t, `{"cancel":"a\"b\n"}`+"\n", string(line))
+	r, err = ParseRequest(line[:len(line)-1])
+	require.NoError(t, err)
+	require.Equal(t, "a\"b\n", r.Cancel)
+}

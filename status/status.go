@@ -26,7 +26,10 @@ type Status struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	In        string    `json:"in"`
 	Out       string    `json:"out"`
-	FDs       int       `json:"fds"`
+	// Containment is "cgroup" when every child runs in a cgroup of its
+	// own, "tree" when stops rely on the process tree alone.
+	Containment string `json:"containment,omitempty"`
+	FDs         int    `json:"fds"`
 	// Goroutines is the agent's goroutine count, for leak checks; not part
 	// of the contract.
 	Goroutines int         `json:"goroutines"`

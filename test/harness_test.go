@@ -229,6 +229,8 @@ type status struct {
 	In        string    `json:"in"`
 	Out       string    `json:"out"`
 	FDs       int       `json:"fds"`
+	// Containment is "cgroup" or "tree".
+	Containment string `json:"containment"`
 	// Goroutines is reported by this implementation for leak checks; it
 	// is not part of the contract, so it is used only when present.
 	Goroutines *int `json:"goroutines"`

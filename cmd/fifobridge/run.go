@@ -98,6 +98,7 @@ func runConfig(args []string) (*bridge.Config, error) {
 		backoffMax  = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
 		stopSignal  = fs.String("stop-signal", "TERM", "signal that asks a child to stop")
 		stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
+		cgroup      = fs.String("cgroup", "auto", "auto, off, or a cgroup v2 directory: each child gets its own cgroup there")
 		timeout     = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
 		concurrent  = fs.Int("max-concurrent", 4, "exec mode: children running at once")
 		maxRequest  = sizeFlag(1 << 20)
@@ -134,6 +135,7 @@ func runConfig(args []string) (*bridge.Config, error) {
 		BackoffMin:    *backoffMin,
 		BackoffMax:    *backoffMax,
 		StopTimeout:   *stopTimeout,
+		Cgroup:        *cgroup,
 		Timeout:       *timeout,
 		MaxConcurrent: *concurrent,
 		MaxRequest:    int(maxRequest),

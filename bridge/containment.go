@@ -1,0 +1,54 @@
+package bridge
+
+import (
+	"fmt"
+
+	"github.com/fifobridge/fifobridge/child"
+)
+
+// Containment values of the status file.
+const (
+	containCgroup = "cgroup"
+	containTree   = "tree"
+)
+
+// openContainment sets up the cgroups children run in, as -cgroup says:
+// "off" none; "auto" the agent's own cgroup when it can make cgroups there,
+// else none, with one info line saying why; a directory, which must be a
+// cgroup v2 directory the agent can make cgroups in (else a
+// *ConfigError). The "serving" line says which is in force. With cgroups, the leftovers of dead agents there are
+// ended and removed first. A nil result means the tree stop alone.
+func openContainment(cfg *Config) (*child.Cgroups, error) {
+	log := cfg.Log
+	var (
+		m   *child.Cgroups
+		err error
+	)
+	switch cfg.Cgroup {
+	case "off":
+		return nil, nil
+	case "", "auto":
+		var dir string
+		if dir, err = child.OwnCgroup(); err == nil {
+			m, err = child.OpenCgroups(dir, log)
+		}
+		if err != nil {
+			log.Info("containment: process tree; no usable cgroup v2", "why", err.Error())
+			return nil, nil
+		}
+	default:
+		if m, err = child.OpenCgroups(cfg.Cgroup, log); err != nil {
+			return nil, &ConfigError{fmt.Errorf("invalid -cgroup: %w", err)}
+		}
+	}
+	m.RemoveLeftovers()
+	return m, nil
+}
+
+// cgroupDir is where m makes cgroups, or "" without cgroups.
+func cgroupDir(m *child.Cgroups) string {
+	if m == nil {
+		return ""
+	}
+	return m.Dir()
+}

@@ -1,0 +1,68 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// errCanceled is the error frame of a request canceled while queued.
+var errCanceled = errors.New("canceled")
+
+// cancelLine acts on a line {"cancel":"ID"}: every queued request with
+// that id is taken from the queue and gets one error frame "canceled";
+// every running one gets the stop sequence (its exit frame says
+// canceled). When no request with that id is queued or running, the
+// cancel itself gets one error frame with that id, on the reply FIFO the
+// line names (reply), else on the output FIFO.
+func (e *execMode) cancelLine(req protocol.Parsed, reply *fifo.Reply) {
+	id := req.Cancel
+	e.mu.Lock()
+	var queued []*pending
+	kept := e.queue[:0]
+	for _, p := range e.queue {
+		if p.req.ID == id {
+			queued = append(queued, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(e.queue[len(kept):])
+	e.queue = kept
+	running := append([]*cancel(nil), e.live[id]...)
+	e.mu.Unlock()
+	if len(queued) > 0 {
+		poke(e.room)
+	}
+	for _, p := range queued {
+		e.cfg.Log.Info("request canceled before it started", "id", id)
+		e.reject(p.req.ID, p.reply, errCanceled)
+	}
+	for _, c := range running {
+		c.cancel("a cancel line")
+	}
+	if len(queued) > 0 || len(running) > 0 {
+		if reply != nil {
+			reply.Close()
+		}
+		return
+	}
+	e.cfg.Log.Info("cancel of a request that is not queued or running", "id", id)
+	e.answer(id, reply, fmt.Errorf("cancel: no request with id %q is queued or running", id))
+}
+
+// answer writes one error frame for id that is not a rejected request's:
+// on reply, which it closes, when given, else on the output FIFO.
+func (e *execMode) answer(id string, reply *fifo.Reply, err error) {
+	frame := errorFrame(id, err)
+	if reply == nil {
+		e.rejections.put(frame)
+		return
+	}
+	defer reply.Close()
+	if werr := writeNow(reply, frame); werr != nil {
+		e.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
+	}
+}
