@@ -178,14 +178,13 @@ func (e *execMode) await(ctx context.Context, r *request) end {
 // only when it leaves it): its exit frame then says KILL.
 const killWait = 500 * time.Millisecond
 
-// stopForAgent gives the child's process group the stop signal and, if it
-// is still there at the stop's deadline, SIGKILL; it returns the child's
-// status once it is reaped, or after killWait more. It signals the group,
-// without a scan of /proc, so that a hundred requests stopping at once
-// reach their exit frames quickly; the rest of the tree is cleaned up by
-// finish.
+// stopForAgent gives the child's tree the stop signal and, if the child
+// is still there at the stop's deadline, SIGKILL; it returns its
+// status once it is reaped, or after killWait more. Every process of the
+// tree is asked once (one scan of its cgroup or of /proc); finish's Stop
+// does not ask them again, and cleans up what is left.
 func (e *execMode) stopForAgent(p *child.Process) (st child.ExitStatus, killed bool) {
-	p.Signal(e.cfg.StopSignal)
+	e.reaper.AskToStop(p, e.cfg.StopSignal)
 	t := time.NewTimer(time.Until(e.stopDeadline()))
 	defer t.Stop()
 	select {

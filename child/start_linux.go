@@ -52,13 +52,15 @@ type Process struct {
 	Started time.Time
 
 	r          *Reaper
-	startTicks uint64    // start time in /proc, to tell its orphans from older processes
-	pidfd      int       // -1 without one; guarded by r.mu, closed when reaped
-	reaped     bool      // guarded by r.mu
-	stops      int       // Stops under way; guarded by r.mu
-	stopSeq    uint64    // when the latest of them began, in r.stops; guarded by r.mu
-	adopted    []procKey // orphans its Stops took (see attribute); guarded by r.mu
-	cg         *Cgroup   // its own cgroup, or nil
+	startTicks uint64           // start time in /proc, to tell its orphans from older processes
+	pidfd      int              // -1 without one; guarded by r.mu, closed when reaped
+	reaped     bool             // guarded by r.mu
+	askedSig   syscall.Signal   // the stop signal its tree was asked with, or 0; guarded by r.mu
+	asked      map[procKey]bool // the processes asked with askedSig; guarded by r.mu
+	stops      int              // Stops under way; guarded by r.mu
+	stopSeq    uint64           // when the latest of them began, in r.stops; guarded by r.mu
+	adopted    []procKey        // orphans its Stops took (see attribute); guarded by r.mu
+	cg         *Cgroup          // its own cgroup, or nil
 	done       chan struct{}
 	status     ExitStatus
 }

@@ -109,39 +109,6 @@ func (r *Reaper) exited(p *Process) bool {
 }
 
 // waitTree waits until p is reaped and its tree is empty, or until deadline.
-// askToStop gives every process of p's tree sig once (its process group in
-// one kill, the rest one by one) and waits until the tree is gone or
-// deadline passes. A process that joins the tree while it waits, such as an
-// orphan that can be told to be p's only once another child has ended, gets
-// sig too, so that none of it meets SIGKILL without having been asked.
-func (r *Reaper) askToStop(p *Process, sig syscall.Signal, deadline time.Time, tree func(*Process) []proc) {
-	procs := tree(p)
-	grouped := r.signalGroup(p, sig)
-	sent := make(map[procKey]bool, len(procs))
-	for first := true; ; first = false {
-		for _, q := range procs {
-			k := procKey{q.pid, q.start}
-			if sent[k] {
-				continue
-			}
-			sent[k] = true
-			if first && grouped && q.pgid == p.Pid {
-				continue // the group's signal reached it
-			}
-			signalProc(q, sig)
-		}
-		if (r.exited(p) && len(procs) == 0) || !time.Now().Before(deadline) {
-			return
-		}
-		wait := min(time.Until(deadline), 10*time.Millisecond)
-		select {
-		case <-p.done:
-		case <-time.After(wait):
-		}
-		procs = tree(p)
-	}
-}
-
 func (r *Reaper) waitTree(p *Process, deadline time.Time, tree func(*Process) []proc) {
 	for time.Now().Before(deadline) {
 		if r.exited(p) && len(tree(p)) == 0 {

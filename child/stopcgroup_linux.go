@@ -9,7 +9,8 @@ import (
 )
 
 // stopCgroup is Stop for a child with a cgroup: the stop signal to every
-// process of the cgroup (its group as a whole, the rest one by one), then,
+// process of the cgroup not yet asked (its group as a whole, the rest one by
+// one; see ask), then,
 // when anything is left at timeout, cgroup.kill, which reaches every
 // process in it at once, forks in flight included. Once the cgroup is
 // empty and the child reaped, the cgroup is removed. killed says whether
@@ -20,9 +21,8 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 	cg := p.cg
 	tree := func(*Process) []proc { return cgroupTree(cg.path) }
 	if !r.cgroupDone(p) {
-		if r.signalTree(p, sig, tree) > 0 || !r.exited(p) {
-			r.waitCgroup(p, time.Now().Add(timeout))
-		}
+		r.ask(p, sig, tree(p))
+		r.waitCgroup(p, time.Now().Add(timeout))
 		if !r.cgroupDone(p) {
 			killed = true
 			if err := cg.Kill(); err != nil {

@@ -326,3 +326,44 @@ func readLines(path string) []string {
 	}
 	return lines
 }
+
+// TestTreeStopSignalOnceExec: in exec mode too, a stop of the agent gives
+// every process of a running request's tree the stop signal once, whether
+// the tree is stopped through its cgroup or by a scan.
+func TestTreeStopSignalOnceExec(t *testing.T) {
+	const runs, procs = 10, 5
+	for _, containment := range []string{"auto", "off"} {
+		t.Run(containment, func(t *testing.T) {
+			for i := range runs {
+				t.Run(strconv.Itoa(i), func(t *testing.T) {
+					checkLeaks(t, false)
+					dir := t.TempDir()
+					a, w, _ := startExec(t, agentConfig{
+						program: helperProgram(dir, strconv.Itoa(procs-1)), helper: "treecount",
+						flags: []string{"-cgroup", containment, "-stop-timeout", "5s"},
+					})
+					w.writeLine(`{"id":"tree"}`)
+					var ready []string
+					if !eventually(hangTimeout, func() bool { ready = readLines(filepath.Join(dir, "ready")); return len(ready) == procs }) {
+						t.Fatalf("want %d ready processes, got %q", procs, ready)
+					}
+					a.signal(syscall.SIGTERM)
+					if code := a.wait(hangTimeout); code != 0 {
+						t.Fatalf("agent exited with %d, want 0", code)
+					}
+					got := map[string][]string{}
+					for _, l := range readLines(filepath.Join(dir, "signals")) {
+						pid, sig, _ := strings.Cut(l, " ")
+						got[pid] = append(got[pid], sig)
+					}
+					for _, l := range ready {
+						pid := strings.TrimPrefix(l, "ready ")
+						if s := got[pid]; len(s) != 1 || s[0] != "TERM" {
+							t.Errorf("process %s got %q, want [TERM] once", pid, s)
+						}
+					}
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package child
+
+import (
+	"syscall"
+	"time"
+)
+
+// AskToStop gives every process of p's tree sig, without waiting: its
+// process group in one kill, the other members one by one. A Stop of p
+// that follows with the same signal does not send it again to any process
+// that got it here, so each process of the tree is asked once. With a
+// cgroup the tree is the cgroup's processes; without, a scan of /proc.
+func (r *Reaper) AskToStop(p *Process, sig syscall.Signal) {
+	r.ask(p, sig, r.treeFunc(p)(p))
+}
+
+// treeFunc is how p's tree is listed: its cgroup, or a scan of /proc.
+func (r *Reaper) treeFunc(p *Process) func(*Process) []proc {
+	if cg := p.cg; cg != nil {
+		return func(*Process) []proc { return cgroupTree(cg.path) }
+	}
+	return r.tree
+}
+
+// ask sends sig to every process of procs that has not had it from p's
+// stop yet; the first time, it signals p's process group as a whole and
+// counts the group's members in procs as asked.
+func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
+	r.mu.Lock()
+	first := p.askedSig != sig
+	if first {
+		p.askedSig, p.asked = sig, make(map[procKey]bool, len(procs))
+	}
+	// Until p is reaped its pid cannot be reused, so the group is its own.
+	grouped := first && !p.reaped && syscall.Kill(-p.Pid, sig) == nil
+	var todo []proc
+	for _, q := range procs {
+		k := procKey{q.pid, q.start}
+		if p.asked[k] {
+			continue
+		}
+		p.asked[k] = true
+		if grouped && q.pgid == p.Pid {
+			continue // the group's signal reached it
+		}
+		todo = append(todo, q)
+	}
+	r.mu.Unlock()
+	for _, q := range todo {
+		signalProc(q, sig)
+	}
+}
+
+// askToStop asks every process of p's tree to stop with sig and waits
+// until the tree is gone or deadline passes. A process that joins the tree
+// while it waits, such as an orphan that can be told to be p's only once
+// another child has ended, is asked too, so that none of it meets SIGKILL
+// without having been asked.
+func (r *Reaper) askToStop(p *Process, sig syscall.Signal, deadline time.Time, tree func(*Process) []proc) {
+	for {
+		procs := tree(p)
+		r.ask(p, sig, procs)
+		if (r.exited(p) && len(procs) == 0) || !time.Now().Before(deadline) {
+			return
+		}
+		wait := min(time.Until(deadline), 10*time.Millisecond)
+		select {
+		case <-p.done:
+		case <-time.After(wait):
+		}
+	}
+}
