@@ -74,7 +74,9 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	}
 	if cgroups != nil {
 		cfg.cgroups = cgroups
+		a.mu.Lock()
 		a.containment = containCgroup
+		a.mu.Unlock()
 		defer cgroups.Close() // after every child was stopped: removes what is left
 	}
 	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
@@ -93,7 +95,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
-		"containment", a.containment, "cgroup", cgroupDir(cgroups))
+		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
 	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
@@ -153,6 +155,12 @@ type agent struct {
 type entry struct {
 	dir  *fifo.Dir
 	name string
+}
+
+func (a *agent) snapshotContainment() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.containment
 }
 
 func (a *agent) snapshot() status.Status {
