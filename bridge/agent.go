@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program)
-	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
+	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, statusFile.Poke)
 	}

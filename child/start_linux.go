@@ -37,6 +37,11 @@ type Spec struct {
 	// process group the child's group becomes, when the agent's group has
 	// it as the child starts.
 	Terminal *Terminal
+	// Ctty, if set, is the slave side of a pseudo-terminal (OpenPTY): it
+	// becomes the child's descriptors 0, 1 and 2 in place of Stdin, Stdout
+	// and Stderr, and its controlling terminal. The child then leads a new
+	// session (and so its own process group) and Terminal is not used.
+	Ctty *os.File
 }
 
 // Process is a started child.
@@ -101,9 +106,8 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		path: path,
 		argv: append([]string{spec.Program}, spec.Args...),
 		attr: &syscall.ProcAttr{
-			Dir:   spec.Dir,
-			Env:   env,
-			Files: []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()},
+			Dir: spec.Dir,
+			Env: env,
 			Sys: &syscall.SysProcAttr{
 				Setpgid:    true,
 				Pdeathsig:  syscall.SIGKILL,
@@ -113,6 +117,16 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		signals: spec.Signals,
 		term:    spec.Terminal,
 		reply:   make(chan spawnResult, 1),
+	}
+	if spec.Ctty != nil {
+		// A session leader may not call setpgid; setsid gave it its group.
+		fd := spec.Ctty.Fd()
+		req.attr.Files = []uintptr{fd, fd, fd}
+		req.attr.Sys.Setpgid, req.attr.Sys.Setsid = false, true
+		req.attr.Sys.Setctty, req.attr.Sys.Ctty = true, 0 // Ctty is the child's fd
+		req.term = nil
+	} else {
+		req.attr.Files = []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()}
 	}
 	select {
 	case r.spawn <- req:
@@ -124,6 +138,7 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 	runtime.KeepAlive(spec.Stdin)
 	runtime.KeepAlive(spec.Stdout)
 	runtime.KeepAlive(spec.Stderr)
+	runtime.KeepAlive(spec.Ctty)
 	if res.err != nil {
 		return nil, &StartError{Program: spec.Program, Err: res.err}
 	}
