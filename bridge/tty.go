@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -37,9 +38,14 @@ type terminal struct {
 	cur     *ttyWiring
 }
 
+// ttyChunk is the most moved at once between a FIFO and a terminal; a
+// terminal takes and gives a few KiB at a time anyway.
+const ttyChunk = 64 << 10
+
 // ttyWiring is one child's terminal.
 type ttyWiring struct {
-	master   *os.File
+	master   *os.File      // written to; the terminal's master
+	output   *os.File      // read from: the master too, but for tests
 	copied   chan struct{} // closed when the master's output is copied
 	unwiring atomic.Bool   // unwire asked copyOut to finish
 }
@@ -72,7 +78,14 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec) (*child.Process,
 		master.Close()
 		return nil, err
 	}
-	w := &ttyWiring{master: master, copied: make(chan struct{})}
+	t.attach(master, master)
+	return p, nil
+}
+
+// attach makes master the terminal that input goes to, and copies output,
+// what master (or, in tests, another file) gives, to the output FIFO.
+func (t *terminal) attach(master, output *os.File) {
+	w := &ttyWiring{master: master, output: output, copied: make(chan struct{})}
 	go func() {
 		defer close(w.copied)
 		t.copyOut(w)
@@ -81,13 +94,12 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec) (*child.Process,
 	t.master, t.cur = master, w
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	return p, nil
 }
 
 // feed writes the input FIFO to the current terminal until close is called
 // or src is closed. With no terminal, input waits in the FIFO.
 func (t *terminal) feed() {
-	buf := make([]byte, fifo.PipeSize)
+	buf := make([]byte, ttyChunk)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
@@ -129,9 +141,9 @@ func (t *terminal) feed() {
 // terminal has no process left on it (EIO, after the last byte), or until
 // unwire asks it to finish; then it copies what the terminal still holds.
 func (t *terminal) copyOut(w *ttyWiring) {
-	buf := make([]byte, fifo.PipeSize)
+	buf := make([]byte, ttyChunk)
 	for {
-		n, err := w.master.Read(buf)
+		n, err := w.output.Read(buf)
 		if n > 0 {
 			if _, werr := t.sink.Write(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
@@ -141,7 +153,7 @@ func (t *terminal) copyOut(w *ttyWiring) {
 		switch {
 		case err == nil:
 			continue
-		case errors.Is(err, syscall.EIO):
+		case errors.Is(err, syscall.EIO), errors.Is(err, io.EOF):
 			return // no process has the terminal any more
 		case !w.unwiring.Load():
 			t.cfg.Log.Warn("reading the child's terminal failed; trying again", "err", err)
@@ -155,11 +167,11 @@ func (t *terminal) copyOut(w *ttyWiring) {
 
 // drain copies what the terminal of w holds now, without waiting.
 func (t *terminal) drain(w *ttyWiring) {
-	rc, err := w.master.SyscallConn()
+	rc, err := w.output.SyscallConn()
 	if err != nil {
 		return
 	}
-	buf := make([]byte, fifo.PipeSize)
+	buf := make([]byte, ttyChunk)
 	for {
 		var n int
 		var rerr error
@@ -189,7 +201,7 @@ func (t *terminal) unwire(stopping <-chan struct{}) {
 	t.mu.Unlock()
 
 	w.unwiring.Store(true)
-	w.master.SetReadDeadline(time.Unix(1, 0))
+	w.output.SetReadDeadline(time.Unix(1, 0))
 	select {
 	case <-w.copied:
 	case <-stopping:
@@ -203,6 +215,9 @@ func (t *terminal) unwire(stopping <-chan struct{}) {
 		timer.Stop()
 	}
 	w.master.Close()
+	if w.output != w.master {
+		w.output.Close()
+	}
 }
 
 // close ends feed; the caller also closes src, which wakes its read.

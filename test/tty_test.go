@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -152,6 +153,24 @@ func fdFlags(t *testing.T, pid int, target string) int {
 	return 0
 }
 
+// pipeFill returns the size of the pipe f and how many bytes it holds.
+func pipeFill(t *testing.T, f *os.File) (size, held int) {
+	t.Helper()
+	rc, err := f.SyscallConn() // not Fd: that would make f blocking
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr, herr error
+	rc.Control(func(fd uintptr) {
+		size, serr = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
+		held, herr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+	})
+	if serr != nil || herr != nil {
+		t.Fatalf("size of pipe %s: %v, %v", f.Name(), serr, herr)
+	}
+	return size, held
+}
+
 // TestTTYLineBuffered: programs that block-buffer a pipe answer each line
 // at once on a terminal.
 func TestTTYLineBuffered(t *testing.T) {
@@ -255,6 +274,78 @@ func TestTTYHangup(t *testing.T) {
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Errorf("the job took %v to go: it waited for the stop timeout", took.Round(time.Millisecond))
 	}
+}
+
+// TestTTYCarryOver: input waiting when a child ends goes to the next
+// child's terminal. The first child does not read, so its terminal, the
+// agent and the FIFO fill up; once it exits, the next child must get every
+// line from some line on, none missing, up to the last. (What the first
+// terminal took cannot be read back here, so a few KiB the agent read and
+// dropped would go unnoticed: bridge's TestTerminalKeepsInputNoTerminalTook
+// checks that exactly, with pipes for terminals.)
+func TestTTYCarryOver(t *testing.T) {
+	checkLeaks(t, true)
+	tmp := t.TempDir()
+	mark, goOn := filepath.Join(tmp, "mark"), filepath.Join(tmp, "go")
+	a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "on-failure", "-backoff-min", "10ms"},
+		program: sh(t, `stty raw -echo; if [ -e `+mark+` ]; then exec cat; fi; : > `+mark+`; echo first
+			while [ ! -e `+goOn+` ]; do sleep 0.02; done; exit 1`)})
+	r := openReader(t, a.out)
+	r.waitTTYLine("first")
+
+	const lines = 300_000 // "L0000000\n": 2.4 MB, more than the FIFO, the agent and a terminal hold
+	var input bytes.Buffer
+	for i := range lines {
+		fmt.Fprintf(&input, "L%07d\n", i)
+	}
+	var written atomic.Int64
+	writeErr := make(chan error, 1)
+	w := openWriter(t, a.in)
+	go func() {
+		w.f.SetWriteDeadline(time.Now().Add(time.Minute))
+		for b := input.Bytes(); len(b) > 0; {
+			n, err := w.f.Write(b[:min(len(b), 4096)])
+			written.Add(int64(n))
+			if err != nil {
+				writeErr <- err
+				return
+			}
+			b = b[n:]
+		}
+		writeErr <- nil
+	}()
+	// Past what the FIFO holds, the agent has read input: the first
+	// terminal takes a few KiB of it, the agent holds the rest.
+	room, _ := pipeFill(t, w.f)
+	if !eventually(hangTimeout, func() bool { return written.Load() > int64(room)+8192 }) {
+		t.Fatalf("only %d bytes written: the agent does not read the input", written.Load())
+	}
+	writeFile(t, goOn, "")
+	seen := map[int]bool{}
+	for !seen[lines-1] {
+		line := r.ttyLine()
+		if len(line) == 8 && line[0] == 'L' {
+			if n, err := strconv.Atoi(line[1:]); err == nil {
+				seen[n] = true
+			}
+		}
+	}
+	if err := <-writeErr; err != nil {
+		t.Fatal(err)
+	}
+	first := lines
+	for n := range seen {
+		first = min(first, n)
+	}
+	for n := first; n < lines; n++ {
+		if !seen[n] {
+			t.Logf("FIRST %d", first); t.Fatalf("the next child got lines %d to %d but not line %d", first, lines-1, n)
+		}
+	}
+	if first*9 > 1<<20 {
+		t.Errorf("the next child's first line is %d: more than the old terminal could hold was lost", first)
+	}
+	a.stop()
 }
 
 // TestTTYRestartLeaks restarts a -tty child 1,000 times, some of which
@@ -405,11 +496,7 @@ func TestTTYStop(t *testing.T) {
 			}
 			if full {
 				r := openReader(t, a.out) // never read
-				fillOf := func() (n, room int) {
-					sz, _ := unix.FcntlInt(r.f.Fd(), unix.F_GETPIPE_SZ, 0)
-					n, _ = unix.IoctlGetInt(int(r.f.Fd()), unix.TIOCINQ) // FIONREAD
-					return n, sz
-				}
+				fillOf := func() (n, room int) { room, n = pipeFill(t, r.f); return n, room }
 				// Small writes fill the FIFO's page slots before its bytes:
 				// full is when it holds much and stops growing.
 				last := -1
