@@ -339,7 +339,6 @@ func TestTTYCarryOver(t *testing.T) {
 	}
 	for n := first; n < lines; n++ {
 		if !seen[n] {
-			t.Logf("FIRST %d", first)
 			t.Fatalf("the next child got lines %d to %d but not line %d", first, lines-1, n)
 		}
 	}
