@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -50,22 +52,36 @@ func (t *terminal) watchWinsize(dir *fifo.Dir, done <-chan struct{}) {
 			if filepath.Base(ev.Name) != winsizeName || !ev.Has(fsnotify.Write|fsnotify.Create) {
 				continue
 			}
-			text, err := readWinsize(dir)
-			if err != nil || strings.TrimSpace(text) == "" {
-				continue // gone again, or not written yet
-			}
-			size, err := child.ParseWinsize(text)
-			if err != nil {
-				if text != bad {
-					log.Warn("ignoring "+dir.Join(winsizeName)+": not COLSxROWS", "text", text)
-					bad = text
-				}
-				continue
-			}
-			bad = ""
-			t.resize(size)
+			bad = t.applyWinsize(dir, bad)
 		}
 	}
+}
+
+// applyWinsize resizes the terminals to the size in DIR/winsize. What
+// cannot be used is logged unless it is bad, what was logged last; it
+// returns what it logged, or "" after a size was applied.
+func (t *terminal) applyWinsize(dir *fifo.Dir, bad string) string {
+	text, err := readWinsize(dir)
+	switch {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		// A link, a FIFO, ...: refused, not followed or read.
+		if msg := err.Error(); msg != bad {
+			t.cfg.Log.Warn("ignoring "+dir.Join(winsizeName), "err", err)
+			return msg
+		}
+		return bad
+	case err != nil, strings.TrimSpace(text) == "":
+		return bad // gone again, or not written yet
+	}
+	size, err := child.ParseWinsize(text)
+	if err != nil {
+		if text != bad {
+			t.cfg.Log.Warn("ignoring "+dir.Join(winsizeName)+": not COLSxROWS", "text", text)
+		}
+		return text
+	}
+	t.resize(size)
+	return ""
 }
 
 // readWinsize returns the start of DIR/winsize.

@@ -235,6 +235,22 @@ func TestTTYWinsize(t *testing.T) {
 	r.waitTTYLine("40 120")
 	a.waitStatus("tty 120x40", func(status) bool { c, rows, _ := a.ttySize(); return c == 120 && rows == 40 })
 
+	// A symbolic link is not followed, whatever it points to.
+	other := filepath.Join(t.TempDir(), "size")
+	writeFile(t, other, "70x20\n")
+	if err := os.Remove(winsize); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, winsize); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(hangTimeout, func() bool { return strings.Contains(a.stderr(), "symbolic link") }) {
+		t.Fatalf("no log line for a winsize that is a symbolic link")
+	}
+	if err := os.Remove(winsize); err != nil {
+		t.Fatal(err)
+	}
+
 	const logged = "not COLSxROWS"
 	writeFile(t, winsize, "garbage\n")
 	if !eventually(hangTimeout, func() bool { return strings.Contains(a.stderr(), logged) }) {
@@ -244,6 +260,9 @@ func TestTTYWinsize(t *testing.T) {
 	r.waitTTYLine("30 100")
 	if n := strings.Count(a.stderr(), logged); n != 1 {
 		t.Errorf("%d log lines for one bad winsize, want 1", n)
+	}
+	if strings.Contains(a.stderr(), "70x20") {
+		t.Errorf("the size behind a symbolic link was applied")
 	}
 	a.requireRunning()
 	a.stop()
