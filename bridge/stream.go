@@ -51,7 +51,7 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke)
-		s.sup.Hangup = func(p *child.Process) { hangup(reaper, cfg, p) }
+		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, cfg, p) }
 	}
 	return s
 }

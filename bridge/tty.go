@@ -118,6 +118,12 @@ func (t *terminal) feed() {
 			if errors.Is(err, fifo.ErrClosed) {
 				return
 			}
+			if err != nil {
+				t.cfg.Log.Warn("reading the input failed; trying again", "err", err)
+				t.mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				t.mu.Lock()
+			}
 			continue
 		}
 		t.busy = true
@@ -191,13 +197,10 @@ func (t *terminal) drain(w *ttyWiring) {
 // is delivered, and the master is closed. While stopping, the output gets
 // flushGrace to find a reader, then is given up.
 func (t *terminal) unwire(stopping <-chan struct{}) {
+	t.detachInput()
 	t.mu.Lock()
 	w := t.cur
-	t.cur, t.master = nil, nil
-	w.master.SetWriteDeadline(time.Unix(1, 0)) // ends a write the terminal does not take
-	for t.busy {
-		t.cond.Wait()
-	}
+	t.cur = nil
 	t.mu.Unlock()
 
 	w.unwiring.Store(true)
@@ -217,6 +220,21 @@ func (t *terminal) unwire(stopping <-chan struct{}) {
 	w.master.Close()
 	if w.output != w.master {
 		w.output.Close()
+	}
+}
+
+// detachInput stops input to the current terminal, whose child has ended:
+// what the processes left on it would read is kept for the next child.
+func (t *terminal) detachInput() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master == nil {
+		return
+	}
+	t.master.SetWriteDeadline(time.Unix(1, 0)) // ends a write the terminal does not take
+	t.master = nil
+	for t.busy {
+		t.cond.Wait()
 	}
 }
 
@@ -282,9 +300,11 @@ func (s *stream) heldByTerminal() int {
 	return s.tty.held()
 }
 
-// hangup sends SIGHUP to the processes left on the terminal of p, which
-// exited by itself, before the rest of its tree gets the stop sequence.
-func hangup(reaper *child.Reaper, cfg *Config, p *child.Process) {
+// hangup takes the input away from the terminal of p, which exited by
+// itself, and sends SIGHUP to the processes left on it, before the rest of
+// its tree gets the stop sequence.
+func (t *terminal) hangup(reaper *child.Reaper, cfg *Config, p *child.Process) {
+	t.detachInput()
 	if n := reaper.Hangup(p); n > 0 {
 		cfg.Log.Info("hung up the processes left on the child's terminal", "pid", p.Pid, "processes", n)
 	}
