@@ -51,7 +51,7 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke)
-		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, cfg, p) }
+		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
 }
@@ -112,7 +112,7 @@ func (s *stream) forward(done <-chan struct{}) {
 // start starts one child on fresh pipes and wires them to the FIFOs.
 func (s *stream) start() (*child.Process, error) {
 	if s.tty != nil {
-		return s.tty.start(s.reaper, s.cfg.spec())
+		return s.tty.start(s.reaper, s.cfg.spec(), s.ctx.Done())
 	}
 	stdin, childIn, err := pipe(false)
 	if err != nil {

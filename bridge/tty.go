@@ -48,6 +48,8 @@ type ttyWiring struct {
 	output   *os.File      // read from: the master too, but for tests
 	copied   chan struct{} // closed when the master's output is copied
 	unwiring atomic.Bool   // unwire asked copyOut to finish
+	quit     chan struct{} // closed by unwire: the watch is over
+	watched  chan struct{} // closed when the watch returned
 }
 
 func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func()) *terminal {
@@ -56,8 +58,11 @@ func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func()) *t
 	return t
 }
 
-// start starts one child on a new terminal, spec less its stdio.
-func (t *terminal) start(reaper *child.Reaper, spec child.Spec) (*child.Process, error) {
+// start starts one child on a new terminal, spec less its stdio. Once
+// stopping is closed and the child has gone, the processes left on its
+// terminal get SIGHUP (when it exits by itself, the Supervisor's Hangup
+// does that before the stop sequence).
+func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan struct{}) (*child.Process, error) {
 	t.mu.Lock()
 	size := t.size
 	t.mu.Unlock()
@@ -78,17 +83,36 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec) (*child.Process,
 		master.Close()
 		return nil, err
 	}
-	t.attach(master, master)
+	t.attach(master, master, func(quit <-chan struct{}) {
+		select {
+		case <-stopping:
+		case <-quit:
+			return
+		}
+		select {
+		case <-p.Done():
+			t.hangup(reaper, p)
+		case <-quit:
+		}
+	})
 	return p, nil
 }
 
 // attach makes master the terminal that input goes to, and copies output,
 // what master (or, in tests, another file) gives, to the output FIFO.
-func (t *terminal) attach(master, output *os.File) {
-	w := &ttyWiring{master: master, output: output, copied: make(chan struct{})}
+// watch, if set, runs until unwire, which closes its quit and waits for it.
+func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct{})) {
+	w := &ttyWiring{master: master, output: output, copied: make(chan struct{}),
+		quit: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
 		defer close(w.copied)
 		t.copyOut(w)
+	}()
+	go func() {
+		defer close(w.watched)
+		if watch != nil {
+			watch(w.quit)
+		}
 	}()
 	t.mu.Lock()
 	t.master, t.cur = master, w
@@ -217,6 +241,8 @@ func (t *terminal) unwire(stopping <-chan struct{}) {
 		}
 		timer.Stop()
 	}
+	close(w.quit)
+	<-w.watched
 	w.master.Close()
 	if w.output != w.master {
 		w.output.Close()
@@ -300,12 +326,11 @@ func (s *stream) heldByTerminal() int {
 	return s.tty.held()
 }
 
-// hangup takes the input away from the terminal of p, which exited by
-// itself, and sends SIGHUP to the processes left on it, before the rest of
-// its tree gets the stop sequence.
-func (t *terminal) hangup(reaper *child.Reaper, cfg *Config, p *child.Process) {
+// hangup takes the input away from the terminal of p, which has exited,
+// and sends SIGHUP to the processes left on it.
+func (t *terminal) hangup(reaper *child.Reaper, p *child.Process) {
 	t.detachInput()
 	if n := reaper.Hangup(p); n > 0 {
-		cfg.Log.Info("hung up the processes left on the child's terminal", "pid", p.Pid, "processes", n)
+		t.cfg.Log.Info("hung up the processes left on the child's terminal", "pid", p.Pid, "processes", n)
 	}
 }

@@ -268,30 +268,43 @@ func TestTTYWinsize(t *testing.T) {
 	a.stop()
 }
 
-// TestTTYHangup: a process left on the terminal of a child that exited, in
-// a process group of its own (which the kernel's hangup of the session
-// leader's exit does not reach), gets SIGHUP before the stop sequence.
+// TestTTYHangup: a process left on the terminal of a child that is gone,
+// in a process group of its own (which the kernel's hangup at the session
+// leader's exit does not reach), gets SIGHUP before the stop sequence
+// ends it: when the child exits by itself, and when the agent is stopped
+// (the job ignores the stop signal, TERM).
 func TestTTYHangup(t *testing.T) {
-	checkLeaks(t, true)
-	got := filepath.Join(t.TempDir(), "hup")
-	a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
-		program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; while :; do sleep 0.05; done) &
-			echo "job $! $(cut -d' ' -f5 /proc/$!/stat)"; read x; exit 0`)})
-	r := openReader(t, a.out)
-	job := strings.Fields(r.waitTTYLine("job "))
-	if len(job) != 3 || job[1] != job[2] {
-		t.Fatalf("the background job is not in a group of its own: %q", job)
-	}
-	begin := time.Now()
-	openWriter(t, a.in).writeLine("exit")
-	if code := a.wait(hangTimeout); code != 0 {
-		t.Errorf("agent exited %d, want 0", code)
-	}
-	if b, err := os.ReadFile(got); string(b) != "HUP\n" {
-		t.Errorf("the job left on the terminal saw %q (%v), want HUP", b, err)
-	}
-	if took := time.Since(begin); took > 5*time.Second {
-		t.Errorf("the job took %v to go: it waited for the stop timeout", took.Round(time.Millisecond))
+	for _, stopped := range []bool{false, true} {
+		name := map[bool]string{false: "ChildExits", true: "AgentStopped"}[stopped]
+		t.Run(name, func(t *testing.T) {
+			checkLeaks(t, true)
+			got := filepath.Join(t.TempDir(), "hup")
+			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
+				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM; while :; do sleep 0.05; done) &
+					echo "job $! $(cut -d' ' -f5 /proc/$!/stat)"; read x; exit 0`)})
+			r := openReader(t, a.out)
+			job := strings.Fields(r.waitTTYLine("job "))
+			if len(job) != 3 || job[1] != job[2] {
+				t.Fatalf("the background job is not in a group of its own: %q", job)
+			}
+			begin := time.Now()
+			want := 0
+			if stopped {
+				a.signal(syscall.SIGTERM)
+				want = 128 + int(syscall.SIGTERM) // the shell's death by TERM
+			} else {
+				openWriter(t, a.in).writeLine("exit")
+			}
+			if code := a.wait(hangTimeout); code != want {
+				t.Errorf("agent exited %d, want %d", code, want)
+			}
+			if b, err := os.ReadFile(got); string(b) != "HUP\n" {
+				t.Errorf("the job left on the terminal saw %q (%v), want HUP", b, err)
+			}
+			if took := time.Since(begin); took > 5*time.Second {
+				t.Errorf("the job took %v to go: it waited for the stop timeout", took.Round(time.Millisecond))
+			}
+		})
 	}
 }
 
