@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
-	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke)
+	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	MaxRequest    int
 	AllowArgs     bool
 
+	// Tty runs the stream child on a new pseudo-terminal of TtySize.
+	Tty     bool
+	TtySize child.Winsize
+
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.
 	Forward <-chan os.Signal

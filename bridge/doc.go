@@ -14,6 +14,17 @@
 //   - Every goroutine started here is waited for before Run returns, and
 //     every descriptor opened here is closed.
 //
+// With Tty, each start gets a fresh pseudo-terminal instead of pipes:
+//
+//   - The agent holds only its master, from the start until the child's
+//     tree is gone; then the master is closed, so nothing grows over
+//     restarts.
+//   - Input is written to the master as typed, and only while the child
+//     runs; what was read and not taken goes to the next terminal. The
+//     master's output reaches the output FIFO byte for byte, with the same
+//     backpressure, until EIO (nobody has the terminal any more).
+//   - DIR/winsize is read through DIR's descriptor, never through a link.
+//
 // Guarantees of exec mode:
 //
 //   - Every accepted request ends with exactly one exit frame; a rejected

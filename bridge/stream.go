@@ -28,10 +28,13 @@ type stream struct {
 	feed *feeder
 	cur  *wiring
 	ctx  context.Context // of run; done means stopping
+
+	tty *terminal // with -tty, what replaces feed and cur
+	dir *fifo.Dir // DIR, where -tty finds winsize; nil when it is missing
 }
 
-func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *stream {
-	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src)}
+func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func(), dir *fifo.Dir) *stream {
+	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src), dir: dir}
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -45,6 +48,10 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		BackoffMax:  cfg.BackoffMax,
 		StopSignal:  cfg.StopSignal,
 		StopTimeout: cfg.StopTimeout,
+	}
+	if cfg.Tty {
+		s.tty = newTerminal(cfg, src, sink, poke)
+		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
 }
@@ -64,9 +71,13 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 	s.ctx = ctx
 
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.feed.run() }()
 	done := make(chan struct{})
+	if s.tty != nil {
+		s.serveTerminal(&wg, done)
+	} else {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.feed.run() }()
+	}
 	wg.Add(1)
 	go func() { defer wg.Done(); s.forward(done) }()
 
@@ -74,10 +85,13 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 
 	close(done)
 	s.feed.close()
+	if s.tty != nil {
+		s.tty.close()
+	}
 	s.src.Close() // wakes the feeder's Read
 	s.sink.Close()
 	wg.Wait()
-	if n := s.feed.held(); n > 0 {
+	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
 		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
 	}
 	return st, err
@@ -97,6 +111,9 @@ func (s *stream) forward(done <-chan struct{}) {
 
 // start starts one child on fresh pipes and wires them to the FIFOs.
 func (s *stream) start() (*child.Process, error) {
+	if s.tty != nil {
+		return s.tty.start(s.reaper, s.cfg.spec(), s.ctx.Done())
+	}
 	stdin, childIn, err := pipe(false)
 	if err != nil {
 		return nil, err
@@ -164,6 +181,10 @@ func (s *stream) exited(p *child.Process) {
 	if err := s.cfg.Terminal.TakeBack(p); err != nil {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
 	}
+	if s.tty != nil {
+		s.tty.unwire(s.ctx.Done())
+		return
+	}
 	s.unwire(s.ctx)
 }
 
@@ -201,6 +222,10 @@ func (s *stream) snapshot() status.Status {
 		st.State = string(child.StateStarting)
 	}
 	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
+	if s.tty != nil {
+		size := s.tty.winsize()
+		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}
+	}
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),

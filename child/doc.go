@@ -19,6 +19,10 @@
 //     mask and ignored set, as far as the runtime lets them be known (see
 //     SignalState); one given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec.
+//   - A child given a Ctty (OpenPTY's slave) leads a new session with it
+//     as its controlling terminal and as its descriptors 0, 1 and 2; both
+//     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
+//     processes left in that session once the child has exited.
 //   - Stop signals a child's whole tree (its process group, its descendants
 //     and the orphans it left to the agent) once per process, waits, then
 //     SIGKILLs what is left, and returns when none of it is running, or,

@@ -44,6 +44,11 @@ type Spec struct {
 	// starts in (at clone time, before its program runs) and which Stop
 	// kills and removes.
 	Cgroups *Cgroups
+	// Ctty, if set, is the slave side of a pseudo-terminal (OpenPTY): it
+	// becomes the child's descriptors 0, 1 and 2 in place of Stdin, Stdout
+	// and Stderr, and its controlling terminal. The child then leads a new
+	// session (and so its own process group) and Terminal is not used.
+	Ctty *os.File
 }
 
 // Process is a started child.
@@ -115,9 +120,8 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		path: path,
 		argv: append([]string{spec.Program}, spec.Args...),
 		attr: &syscall.ProcAttr{
-			Dir:   spec.Dir,
-			Env:   env,
-			Files: []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()},
+			Dir: spec.Dir,
+			Env: env,
 			Sys: &syscall.SysProcAttr{
 				Setpgid:    true,
 				Pdeathsig:  syscall.SIGKILL,
@@ -127,11 +131,22 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		signals: spec.Signals,
 		term:    spec.Terminal,
 	}
+	if spec.Ctty != nil {
+		// A session leader may not call setpgid; setsid gave it its group.
+		fd := spec.Ctty.Fd()
+		req.attr.Files = []uintptr{fd, fd, fd}
+		req.attr.Sys.Setpgid, req.attr.Sys.Setsid = false, true
+		req.attr.Sys.Setctty, req.attr.Sys.Ctty = true, 0 // Ctty is the child's fd
+		req.term = nil
+	} else {
+		req.attr.Files = []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()}
+	}
 	res := r.submit(req, spec.Cgroups)
 	// The descriptors were dup'ed into the child; keep the files alive until then.
 	runtime.KeepAlive(spec.Stdin)
 	runtime.KeepAlive(spec.Stdout)
 	runtime.KeepAlive(spec.Stderr)
+	runtime.KeepAlive(spec.Ctty)
 	if res.err != nil {
 		return nil, &StartError{Program: spec.Program, Err: res.err}
 	}

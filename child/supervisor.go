@@ -83,6 +83,9 @@ type Supervisor struct {
 	Exited func(p *Process)
 	// Changed, if set, is called after the Snapshot changed.
 	Changed func()
+	// Hangup, if set, is called when a child exited by itself, before the
+	// rest of its tree is stopped (a terminal child's session gets SIGHUP).
+	Hangup func(p *Process)
 
 	Policy      Policy
 	MaxRestarts int // negative: no limit
@@ -120,6 +123,9 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		var st ExitStatus
 		select {
 		case <-p.Done():
+			if s.Hangup != nil {
+				s.Hangup(p)
+			}
 			st = s.Reaper.Stop(p, s.StopSignal, s.StopTimeout) // the rest of its tree
 		case <-ctx.Done():
 			s.setState(StateStopping)

@@ -43,6 +43,15 @@ type ChildStatus struct {
 	Starts   int       `json:"starts"`
 	Restarts int       `json:"restarts"`
 	LastExit *LastExit `json:"last_exit"`
+	// TTY is the window size of the child's terminal (-tty); absent when
+	// the child has none.
+	TTY *TTY `json:"tty,omitempty"`
+}
+
+// TTY is a terminal's window size in character cells.
+type TTY struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
 }
 
 // LastExit is how the last child ended.

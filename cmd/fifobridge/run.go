@@ -108,6 +108,9 @@ func runConfig(args []string) (*bridge.Config, error) {
 		logLevel    = fs.String("log-level", "info", "debug, info, warn or error")
 		runAs       = fs.String("user", "", "run children as UID[:GID] (numbers or names), no supplementary groups; the agent stays root")
 	)
+	// Terminal mode.
+	tty := fs.Bool("tty", false, "stream mode: run the child on a new pseudo-terminal")
+	ttySize := fs.String("tty-size", "80x24", "window size COLSxROWS of -tty's terminal at start (DIR/winsize changes it)")
 	fs.Var(&perm, "perm", "mode of FIFOs it creates")
 	fs.Var(&maxRequest, "max-request", "largest request line accepted")
 	if err := parseFlags(fs, args); err != nil {
@@ -152,6 +155,12 @@ func runConfig(args []string) (*bridge.Config, error) {
 	}
 	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
+	}
+	if cfg.TtySize, err = child.ParseWinsize(*ttySize); err != nil {
+		return nil, fmt.Errorf("invalid -tty-size: %w", err)
+	}
+	if cfg.Tty = *tty; cfg.Tty && *mode == "exec" {
+		return nil, fmt.Errorf("invalid -tty: a terminal is for stream mode, not -mode exec")
 	}
 	switch {
 	case *mode != "stream" && *mode != "exec":

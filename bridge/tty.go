@@ -1,0 +1,336 @@
+package bridge
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+	"golang.org/x/sys/unix"
+)
+
+// terminal is stream mode with -tty: every child starts on a fresh
+// pseudo-terminal, whose master the agent holds while the child's tree
+// runs. Bytes from the input FIFO are written to the master as typed; what
+// the master gives (the child's output and the terminal's echo) goes to the
+// output FIFO byte for byte, waiting while the FIFO is full. Input read from
+// the FIFO and not yet written to a terminal goes to the next one. Splice
+// is not used: a terminal is not a pipe, and input must pass the line
+// discipline as written.
+type terminal struct {
+	cfg  *Config
+	src  *fifo.Source
+	sink *fifo.Sink
+	poke func() // the status changed
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	size    child.Winsize
+	master  *os.File // the running child's terminal, or nil
+	pending []byte   // read from the input FIFO, not yet written to a terminal
+	busy    bool     // a write to master is under way
+	closed  bool
+	cur     *ttyWiring
+}
+
+// ttyChunk is the most moved at once between a FIFO and a terminal; a
+// terminal takes and gives a few KiB at a time anyway.
+const ttyChunk = 64 << 10
+
+// ttyWiring is one child's terminal.
+type ttyWiring struct {
+	master   *os.File      // written to; the terminal's master
+	output   *os.File      // read from: the master too, but for tests
+	copied   chan struct{} // closed when the master's output is copied
+	unwiring atomic.Bool   // unwire asked copyOut to finish
+	quit     chan struct{} // closed by unwire: the watch is over
+	watched  chan struct{} // closed when the watch returned
+}
+
+func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func()) *terminal {
+	t := &terminal{cfg: cfg, src: src, sink: sink, poke: poke, size: cfg.TtySize}
+	t.cond.L = &t.mu
+	return t
+}
+
+// start starts one child on a new terminal, spec less its stdio. Once
+// stopping is closed and the child has gone, the processes left on its
+// terminal get SIGHUP (when it exits by itself, the Supervisor's Hangup
+// does that before the stop sequence).
+func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan struct{}) (*child.Process, error) {
+	t.mu.Lock()
+	size := t.size
+	t.mu.Unlock()
+	master, slave, err := child.OpenPTY(size)
+	if err != nil {
+		return nil, err
+	}
+	if c := t.cfg.Credential; c != nil {
+		// The terminal is the child user's, as login makes it.
+		if err := slave.Chown(int(c.Uid), int(c.Gid)); err != nil {
+			t.cfg.Log.Warn("cannot give the terminal to the child's user", "tty", slave.Name(), "err", err)
+		}
+	}
+	spec.Ctty = slave
+	p, err := reaper.Start(spec)
+	slave.Close() // the child has it; holding it would hide the terminal's end (EIO)
+	if err != nil {
+		master.Close()
+		return nil, err
+	}
+	t.attach(master, master, func(quit <-chan struct{}) {
+		select {
+		case <-stopping:
+		case <-quit:
+			return
+		}
+		select {
+		case <-p.Done():
+			t.hangup(reaper, p)
+		case <-quit:
+		}
+	})
+	return p, nil
+}
+
+// attach makes master the terminal that input goes to, and copies output,
+// what master (or, in tests, another file) gives, to the output FIFO.
+// watch, if set, runs until unwire, which closes its quit and waits for it.
+func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct{})) {
+	w := &ttyWiring{master: master, output: output, copied: make(chan struct{}),
+		quit: make(chan struct{}), watched: make(chan struct{})}
+	go func() {
+		defer close(w.copied)
+		t.copyOut(w)
+	}()
+	go func() {
+		defer close(w.watched)
+		if watch != nil {
+			watch(w.quit)
+		}
+	}()
+	t.mu.Lock()
+	t.master, t.cur = master, w
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// feed writes the input FIFO to the current terminal until close is called
+// or src is closed. With no terminal, input waits in the FIFO.
+func (t *terminal) feed() {
+	buf := make([]byte, ttyChunk)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		for t.master == nil && !t.closed {
+			t.cond.Wait()
+		}
+		if t.closed {
+			return
+		}
+		m := t.master
+		if len(t.pending) == 0 {
+			t.mu.Unlock()
+			n, err := t.src.Read(buf) // the terminal may change meanwhile: pending goes to the current one
+			t.mu.Lock()
+			t.pending = append(t.pending, buf[:n]...)
+			if errors.Is(err, fifo.ErrClosed) {
+				return
+			}
+			if err != nil {
+				t.cfg.Log.Warn("reading the input failed; trying again", "err", err)
+				t.mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				t.mu.Lock()
+			}
+			continue
+		}
+		t.busy = true
+		pending := t.pending
+		t.mu.Unlock()
+		n, err := m.Write(pending)
+		t.mu.Lock()
+		t.busy = false
+		t.pending = t.pending[n:]
+		t.cond.Broadcast()
+		if err != nil && !os.IsTimeout(err) {
+			// The terminal is gone (EIO): wait for the next one.
+			for t.master == m && !t.closed {
+				t.cond.Wait()
+			}
+		}
+	}
+}
+
+// copyOut moves the terminal's output to the output FIFO until the
+// terminal has no process left on it (EIO, after the last byte), or until
+// unwire asks it to finish; then it copies what the terminal still holds.
+func (t *terminal) copyOut(w *ttyWiring) {
+	buf := make([]byte, ttyChunk)
+	for {
+		n, err := w.output.Read(buf)
+		if n > 0 {
+			if _, werr := t.sink.Write(buf[:n]); werr != nil {
+				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
+				return
+			}
+		}
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, syscall.EIO), errors.Is(err, io.EOF):
+			return // no process has the terminal any more
+		case !w.unwiring.Load():
+			t.cfg.Log.Warn("reading the child's terminal failed; trying again", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	t.drain(w)
+}
+
+// drain copies what the terminal of w holds now, without waiting.
+func (t *terminal) drain(w *ttyWiring) {
+	rc, err := w.output.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, ttyChunk)
+	for {
+		var n int
+		var rerr error
+		rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) })
+		if n <= 0 || rerr != nil {
+			return
+		}
+		if _, err := t.sink.Write(buf[:n]); err != nil {
+			t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
+			return
+		}
+	}
+}
+
+// unwire disconnects the child that ended, once its tree is gone: input
+// not yet written to its terminal is kept for the next one, its last output
+// is delivered, and the master is closed. While stopping, the output gets
+// flushGrace to find a reader, then is given up.
+func (t *terminal) unwire(stopping <-chan struct{}) {
+	t.detachInput()
+	t.mu.Lock()
+	w := t.cur
+	t.cur = nil
+	t.mu.Unlock()
+
+	w.unwiring.Store(true)
+	w.output.SetReadDeadline(time.Unix(1, 0))
+	select {
+	case <-w.copied:
+	case <-stopping:
+		timer := time.NewTimer(flushGrace)
+		select {
+		case <-w.copied:
+		case <-timer.C:
+			t.sink.Close()
+			<-w.copied
+		}
+		timer.Stop()
+	}
+	close(w.quit)
+	<-w.watched
+	w.master.Close()
+	if w.output != w.master {
+		w.output.Close()
+	}
+}
+
+// detachInput stops input to the current terminal, whose child has ended:
+// what the processes left on it would read is kept for the next child.
+func (t *terminal) detachInput() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master == nil {
+		return
+	}
+	t.master.SetWriteDeadline(time.Unix(1, 0)) // ends a write the terminal does not take
+	t.master = nil
+	for t.busy {
+		t.cond.Wait()
+	}
+}
+
+// close ends feed; the caller also closes src, which wakes its read.
+func (t *terminal) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// held reports how many bytes read from the input FIFO no terminal took.
+func (t *terminal) held() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
+// winsize returns the terminals' window size.
+func (t *terminal) winsize() child.Winsize {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.size
+}
+
+// resize sets the window size of the current terminal and of the next ones.
+func (t *terminal) resize(size child.Winsize) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if size == t.size {
+		return
+	}
+	t.size = size
+	t.cfg.Log.Info("terminal resized", "size", size.String())
+	if t.master != nil {
+		if err := child.Resize(t.master, size); err != nil {
+			t.cfg.Log.Warn("cannot resize the terminal", "err", err)
+		}
+	}
+	if t.poke != nil {
+		t.poke()
+	}
+}
+
+// serveTerminal starts the goroutines of -tty, which end once done is
+// closed and the terminal closed; wg waits for them.
+func (s *stream) serveTerminal(wg *sync.WaitGroup, done <-chan struct{}) {
+	wg.Add(1)
+	go func() { defer wg.Done(); s.tty.feed() }()
+	if s.dir == nil {
+		s.cfg.Log.Warn("no directory to watch for window sizes: " + winsizeName + " is not read")
+		return
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.tty.watchWinsize(s.dir, done) }()
+}
+
+// heldByTerminal is the input no terminal took, with -tty.
+func (s *stream) heldByTerminal() int {
+	if s.tty == nil {
+		return 0
+	}
+	return s.tty.held()
+}
+
+// hangup takes the input away from the terminal of p, which has exited,
+// and sends SIGHUP to the processes left on it.
+func (t *terminal) hangup(reaper *child.Reaper, p *child.Process) {
+	t.detachInput()
+	if n := reaper.Hangup(p); n > 0 {
+		t.cfg.Log.Info("hung up the processes left on the child's terminal", "pid", p.Pid, "processes", n)
+	}
+}
