@@ -37,6 +37,13 @@ type Config struct {
 	MaxRequest    int
 	AllowArgs     bool
 
+	// IdleTimeout, if set, stops the agent as TERM does after this long
+	// with no input byte (stream) or no request queued or running (exec).
+	IdleTimeout time.Duration
+	// Tee copies a stream child's output to the agent's stdout too, best
+	// effort: what stdout cannot take is dropped and counted.
+	Tee bool
+
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.
 	Forward <-chan os.Signal

@@ -45,6 +45,7 @@ type execMode struct {
 	active                                atomic.Int64
 
 	rejections *rejectionQueue // error frames for the output FIFO
+	idle       *idleClock      // requests queued, for -idle-timeout
 
 	mu      sync.Mutex
 	running map[*child.Process]bool
@@ -68,6 +69,7 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 		running:    make(map[*child.Process]bool),
 		writers:    make(map[*output]struct{}),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
+		idle:       newIdleClock(),
 	}
 }
 
@@ -79,6 +81,9 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 // returns when every request and writer is done, and closes src and the
 // output FIFO.
 func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
+	// No request queued or running for -idle-timeout: a stop.
+	ctx, stopIdle := e.idle.stopWhenIdle(ctx, e.cfg, func() bool { return e.idle.queued.Load() > 0 || e.active.Load() > 0 })
+	defer stopIdle()
 	e.mu.Lock()
 	e.ctx = ctx
 	e.mu.Unlock()

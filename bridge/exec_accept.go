@@ -40,6 +40,13 @@ func (e *execMode) serve(ctx context.Context, requests *sync.WaitGroup) {
 // for a free slot, and for room in the rejection queue while the output
 // FIFO's reader takes error frames.
 func (e *execMode) accept(ctx context.Context, line []byte, err error, requests *sync.WaitGroup) {
+	e.idle.enqueue() // queued until handle starts it, or refused here
+	handed := false
+	defer func() {
+		if !handed {
+			e.idle.dequeue()
+		}
+	}()
 	var tooLong *protocol.TooLongError
 	if err == nil && protocol.IsBlank(line) {
 		return
@@ -75,6 +82,7 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error, requests 
 		return
 	}
 	requests.Add(1)
+	handed = true
 	go func() {
 		defer requests.Done()
 		e.handle(ctx, req, reply, func() { <-e.slots })

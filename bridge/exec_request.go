@@ -60,6 +60,7 @@ func (e *execMode) handle(ctx context.Context, req protocol.Parsed, reply *os.Fi
 	out := e.newOutput(req.ID, reply, c.cancel)
 	defer out.close()
 	r, err := e.start(req, out, c)
+	e.idle.dequeue() // running now (counted active), or refused
 	if err != nil {
 		release()
 		e.rejectStarted(req.ID, out, err)
@@ -283,6 +284,7 @@ func (e *execMode) finished(p *child.Process) {
 	delete(e.running, p)
 	e.mu.Unlock()
 	e.active.Add(-1)
+	e.idle.touch()
 	e.completed.Add(1)
 	e.poke()
 }

@@ -26,12 +26,15 @@ type stream struct {
 
 	sup  *child.Supervisor
 	feed *feeder
+	idle *idleClock // input bytes, for -idle-timeout
+	tee  *teeOut    // -tee: the copy on the agent's stdout, or nil
 	cur  *wiring
 	ctx  context.Context // of run; done means stopping
 }
 
 func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *stream {
-	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src)}
+	idle := newIdleClock()
+	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, idle), idle: idle}
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -45,6 +48,12 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		BackoffMax:  cfg.BackoffMax,
 		StopSignal:  cfg.StopSignal,
 		StopTimeout: cfg.StopTimeout,
+	}
+	if cfg.Tee {
+		var err error
+		if s.tee, err = newTeeOut(cfg.Log); err != nil {
+			cfg.Log.Warn("no -tee copy: stdout cannot be used", "err", err)
+		}
 	}
 	return s
 }
@@ -61,6 +70,8 @@ type wiring struct {
 // sink, and returns after every goroutine it started has ended.
 func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 	cfg := s.cfg
+	ctx, stopIdle := s.idle.stopWhenIdle(ctx, cfg, nil) // no input byte for -idle-timeout: a stop
+	defer stopIdle()
 	s.ctx = ctx
 
 	var wg sync.WaitGroup
@@ -69,6 +80,12 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 	done := make(chan struct{})
 	wg.Add(1)
 	go func() { defer wg.Done(); s.forward(done) }()
+	var teeWG sync.WaitGroup
+	if s.tee != nil {
+		teeWG.Add(1)
+		go func() { defer teeWG.Done(); s.tee.run() }()
+		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
+	}
 
 	st, err := s.sup.Run(ctx)
 
@@ -135,6 +152,10 @@ func (s *stream) start() (*child.Process, error) {
 // the pipe. Any other error is logged and the copy goes on: stopping it
 // would leave the child blocked on a full stdout.
 func (s *stream) copyOut(w *wiring) {
+	if s.tee != nil {
+		s.copyTee(w)
+		return
+	}
 	for {
 		_, err := s.sink.SpliceFrom(w.stdout, fifo.PipeSize)
 		switch {
@@ -201,6 +222,9 @@ func (s *stream) snapshot() status.Status {
 		st.State = string(child.StateStarting)
 	}
 	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
+	if s.tee != nil {
+		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
+	}
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),
