@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -29,8 +30,9 @@ const teeFlush = 200 * time.Millisecond
 // stdout through a descriptor of its own: a pipe or a terminal is opened
 // again, non-blocking, as a new open file description (/proc/self/fd/1),
 // so that the child's stderr, which may share the agent's stdout's, stays
-// blocking; a socket is written with MSG_DONTWAIT; anything else (a
-// regular file) is written as it is.
+// blocking; a socket is written with MSG_DONTWAIT; a regular file is
+// written as it is. After a write fails (stdout's reader left), the copy
+// is dropped whole.
 type teeOut struct {
 	f    *os.File
 	sock bool // f is a socket: written with MSG_DONTWAIT, waited for with poll
@@ -40,6 +42,7 @@ type teeOut struct {
 	cond    sync.Cond
 	buf     []byte // waiting for the writer
 	closed  bool
+	broken  bool // a write failed: everything offered is dropped
 	written atomic.Uint64
 	dropped atomic.Uint64
 }
@@ -62,6 +65,9 @@ func newTeeOut(log *slog.Logger) (*teeOut, error) {
 		log.Debug("tee: cannot open stdout again; writing it as it is", "err", err)
 	case unix.S_IFSOCK:
 		t.sock = true
+	case unix.S_IFREG: // never waits
+	default:
+		return nil, fmt.Errorf("tee: stdout is not a pipe, terminal, socket or file (mode %#o)", st.Mode&unix.S_IFMT)
 	}
 	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
@@ -77,7 +83,7 @@ func (t *teeOut) offer(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := min(len(p), teeBuffer-len(t.buf))
-	if t.closed {
+	if t.closed || t.broken {
 		n = 0
 	}
 	t.buf = append(t.buf, p[:n]...)
@@ -104,7 +110,12 @@ func (t *teeOut) run() {
 		t.written.Add(uint64(n))
 		t.dropped.Add(uint64(len(chunk) - n))
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.log.Warn("tee: writing to stdout failed; dropping the copy", "err", err)
+			t.log.Warn("tee: writing to stdout failed; dropping the copy from now on", "err", err)
+			t.mu.Lock()
+			t.broken = true
+			t.dropped.Add(uint64(len(t.buf)))
+			t.buf = nil
+			t.mu.Unlock()
 		}
 		spare = chunk
 	}

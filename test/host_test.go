@@ -259,6 +259,7 @@ func TestTee(t *testing.T) {
 		defer pr.Close()
 		a := startTeeAgent(t, pw, nil, busybox, "cat")
 		pw.Close()
+		a.waitChild()
 		r := openReader(t, a.out)
 		roundTrip(t, a.in, r, "to both")
 		got := make([]byte, len("to both\n"))
@@ -281,13 +282,15 @@ func TestTee(t *testing.T) {
 		}
 		defer pr.Close() // held open, never read: stdout fills and stays full
 		const lines = 1000000
-		a := startTeeAgent(t, pw, []string{"-restart", "never"}, "seq", "1", fmt.Sprint(lines))
+		a := startTeeAgent(t, pw, []string{"-restart", "never"}, sh(t, fmt.Sprintf("read go; exec seq 1 %d", lines))...)
 		pw.Close()
 		var want bytes.Buffer
 		for i := 1; i <= lines; i++ {
 			fmt.Fprintf(&want, "%d\n", i)
 		}
+		a.waitChild()
 		r := openReader(t, a.out)
+		openWriter(t, a.in).writeLine("go")
 		got := r.readN(want.Len())
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("the output FIFO got %d bytes that differ from the child's %d", len(got), want.Len())
@@ -298,6 +301,32 @@ func TestTee(t *testing.T) {
 		st := a.readTee()
 		if st.Tee.Dropped == 0 || st.Tee.Written+st.Tee.Dropped != uint64(want.Len()) {
 			t.Fatalf("tee counts %+v: want some dropped, and written+dropped = %d", *st.Tee, want.Len())
+		}
+	})
+	t.Run("stdout's reader gone", func(t *testing.T) {
+		checkLeaks(t, true)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Close() // a write to stdout gets EPIPE: the agent goes on
+		a := startTeeAgent(t, pw, []string{"-restart", "never"}, sh(t, "read go; exec seq 1 100000")...)
+		pw.Close()
+		var want bytes.Buffer
+		for i := 1; i <= 100000; i++ {
+			fmt.Fprintf(&want, "%d\n", i)
+		}
+		a.waitChild()
+		r := openReader(t, a.out)
+		openWriter(t, a.in).writeLine("go")
+		if got := r.readN(want.Len()); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("the output FIFO got %d bytes that differ from the child's %d", len(got), want.Len())
+		}
+		if code := a.wait(hangTimeout); code != 0 {
+			t.Fatalf("agent exited %d, want 0", code)
+		}
+		if st := a.readTee(); st.Tee.Written != 0 || st.Tee.Dropped != uint64(want.Len()) {
+			t.Fatalf("tee counts %+v, want all %d dropped", *st.Tee, want.Len())
 		}
 	})
 	t.Run("exec mode refuses -tee", func(t *testing.T) {
