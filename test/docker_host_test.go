@@ -49,21 +49,32 @@ func TestDockerHost(t *testing.T) {
 	})
 
 	// 200 runs with --rm, 8 at a time: each exits with the contract's
-	// code and none is left in docker ps -a.
+	// code and none is left in docker ps -a. One deadline bounds them all,
+	// so that an engine that stops starting containers fails the test
+	// instead of holding it for 200 times a run's own limit.
 	t.Run("NoLeaks", func(t *testing.T) {
 		const runs, parallel = 200, 8
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
 		sem := make(chan struct{}, parallel)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var failures []string
 		for i := range runs {
 			run := hostRunKinds[i%len(hostRunKinds)]
-			wg.Add(1)
 			sem <- struct{}{}
+			if ctx.Err() != nil {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("runs %d to %d not started: the engine took longer than the test's deadline", i, runs-1))
+				mu.Unlock()
+				<-sem
+				break
+			}
+			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				if err := d.hostRun(t, label, i, run); err != nil {
+				if err := d.hostRun(ctx, t, label, i, run); err != nil {
 					mu.Lock()
 					failures = append(failures, err.Error())
 					mu.Unlock()
@@ -86,7 +97,7 @@ func TestDockerHost(t *testing.T) {
 		dir := t.TempDir()
 		name := fmt.Sprintf("fifobridge-test-%d-driver", os.Getpid())
 		script := `
-			docker run -d --rm --name "$2" --label "$3" -v "$1:/run/fifobridge" \
+			docker run -d --rm --network none --name "$2" --label "$3" -v "$1:/run/fifobridge" \
 				-e FIFOBRIDGE_MODE=exec -e FIFOBRIDGE_IDLE_TIMEOUT=2s "$4" cat >/dev/null || exit 1
 			"$5" health -dir "$1" -wait 20s || exit 1
 			while :; do "$5" send -dir "$1" work >/dev/null || exit 1; echo sent; done`
@@ -130,9 +141,15 @@ func TestDockerHost(t *testing.T) {
 
 // hostRun runs one container of the no-leak run to its end and checks its
 // exit code.
-func (d *dockerEnv) hostRun(t *testing.T, label string, i int, run hostRun) error {
+//
+// The containers have no network (--network none): they need none, and
+// hundreds of starts and ends with the default bridge can deadlock the
+// engine's network setup (its libnetwork-setkey hook, moby/libnetwork#2208),
+// which then starts no container at all.
+func (d *dockerEnv) hostRun(ctx context.Context, t *testing.T, label string, i int, run hostRun) error {
 	name := fmt.Sprintf("fifobridge-test-%d-leak-%d", os.Getpid(), i)
-	args := []string{"run", "--rm", "--name", name, "--label", label, "-e", "FIFOBRIDGE_RESTART=never", "-e", "FIFOBRIDGE_STOP_TIMEOUT=5s"}
+	args := []string{"run", "--rm", "--network", "none", "--name", name, "--label", label,
+		"-e", "FIFOBRIDGE_RESTART=never", "-e", "FIFOBRIDGE_STOP_TIMEOUT=5s"}
 	var dir string
 	switch run.kind {
 	case "succeeds":
@@ -149,9 +166,11 @@ func (d *dockerEnv) hostRun(t *testing.T, label string, i int, run hostRun) erro
 		dir = t.TempDir()
 		args = append(args, "-v", dir+":"+containerDir, d.bbImage, "sleep", "100")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd.SysProcAttr = dieWithTest() // no docker client outlives a test binary that dies
+	cmd.WaitDelay = 2 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -212,6 +231,7 @@ func hostSide(ctx context.Context, t *testing.T, dir, name, kind string) error {
 func fifobridge(ctx context.Context, t *testing.T, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, agentBin, args...)
 	cmd.Env = agentEnv(t)
+	cmd.SysProcAttr = dieWithTest()
 	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
