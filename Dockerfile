@@ -1,6 +1,6 @@
 # fifobridge container image.
 #
-#   docker build -t fifobridge .                      compile from source (needs the golang image)
+#   docker build -t fifobridge:local .                compile from source (needs the golang image)
 #   docker build --target local -t fifobridge:local -f Dockerfile DIR
 #                                                     package a static binary DIR/fifobridge built
 #                                                     on the host (DIR holds nothing else);

@@ -42,6 +42,12 @@ type Config struct {
 	// Tty runs the stream child on a new pseudo-terminal of TtySize.
 	Tty     bool
 	TtySize child.Winsize
+	// IdleTimeout, if set, stops the agent as TERM does after this long
+	// with no input byte (stream) or no request queued or running (exec).
+	IdleTimeout time.Duration
+	// Tee copies a stream child's output to the agent's stdout too, best
+	// effort: what stdout cannot take is dropped and counted.
+	Tee bool
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.

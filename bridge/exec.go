@@ -46,6 +46,7 @@ type execMode struct {
 	active                                atomic.Int64
 
 	rejections *rejectionQueue // error frames for the output FIFO
+	idle       *idleClock      // requests queued, for -idle-timeout
 
 	queued chan struct{} // poked when a request is queued
 	room   chan struct{} // poked when the queue has room
@@ -77,6 +78,7 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 		room:       make(chan struct{}, 1),
 		writers:    make(map[*output]struct{}),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
+		idle:       newIdleClock(),
 	}
 }
 
@@ -88,6 +90,9 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 // returns when every request and writer is done, and closes src and the
 // output FIFO.
 func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
+	// No request queued or running for -idle-timeout: a stop.
+	ctx, stopIdle := e.idle.stopWhenIdle(ctx, e.cfg, e.busy)
+	defer stopIdle()
 	e.mu.Lock()
 	e.ctx = ctx
 	e.mu.Unlock()
@@ -164,4 +169,12 @@ func (e *execMode) snapshot() status.Status {
 		Completed: e.completed.Load(),
 	}
 	return st
+}
+
+// busy reports whether a request is queued or running, for -idle-timeout.
+func (e *execMode) busy() bool {
+	e.mu.Lock()
+	queued := len(e.queue)
+	e.mu.Unlock()
+	return queued > 0 || e.active.Load() > 0
 }

@@ -36,6 +36,7 @@ func (e *execMode) serve(ctx context.Context) {
 // reader; it waits for room in the queue, and for room in the rejection
 // queue while the output FIFO's reader takes error frames.
 func (e *execMode) accept(ctx context.Context, line []byte, err error) {
+	e.idle.touch() // a line read is activity, even one refused
 	var tooLong *protocol.TooLongError
 	if err == nil && protocol.IsBlank(line) {
 		return

@@ -285,6 +285,7 @@ func (e *execMode) finished(p *child.Process) {
 	delete(e.running, p)
 	e.mu.Unlock()
 	e.active.Add(-1)
+	e.idle.touch()
 	e.completed.Add(1)
 	e.poke()
 }

@@ -24,10 +24,12 @@ type feeder struct {
 	back    *os.File // the same pipe's read end, kept to recover leftovers
 	busy    bool     // a splice or write to stdin is under way
 	closed  bool
+
+	clock *idleClock // told of every byte read from src
 }
 
-func newFeeder(src *fifo.Source) *feeder {
-	f := &feeder{src: src}
+func newFeeder(src *fifo.Source, clock *idleClock) *feeder {
+	f := &feeder{src: src, clock: clock}
 	f.cond.L = &f.mu
 	return f
 }
@@ -52,7 +54,10 @@ func (f *feeder) run() {
 		if len(pending) > 0 {
 			n, err = w.Write(pending)
 		} else {
-			_, err = f.src.SpliceTo(w, fifo.PipeSize)
+			var moved int
+			if moved, err = f.src.SpliceTo(w, fifo.PipeSize); moved > 0 {
+				f.clock.touch()
+			}
 		}
 		f.mu.Lock()
 		f.busy = false

@@ -28,7 +28,7 @@ func childPipe(t *testing.T) (stdin, back *os.File) {
 func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	before := countFDs(t)
 	src, srcW := inputFIFO(t)
-	f := newFeeder(src)
+	f := newFeeder(src, newIdleClock())
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
 
@@ -111,7 +111,7 @@ func countFDs(t *testing.T) int {
 func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	before := countFDs(t)
 	src, srcW := inputFIFO(t)
-	f := newFeeder(src)
+	f := newFeeder(src, newIdleClock())
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
 

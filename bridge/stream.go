@@ -26,6 +26,8 @@ type stream struct {
 
 	sup  *child.Supervisor
 	feed *feeder
+	idle *idleClock // input bytes, for -idle-timeout
+	tee  *teeOut    // -tee: the copy on the agent's stdout, or nil
 	cur  *wiring
 	ctx  context.Context // of run; done means stopping
 
@@ -34,7 +36,8 @@ type stream struct {
 }
 
 func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func(), dir *fifo.Dir) *stream {
-	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src), dir: dir}
+	idle := newIdleClock()
+	s := &stream{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, idle), idle: idle, dir: dir}
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -49,8 +52,15 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		StopSignal:  cfg.StopSignal,
 		StopTimeout: cfg.StopTimeout,
 	}
+	if cfg.Tee {
+		var err error
+		if s.tee, err = newTeeOut(cfg.Log); err != nil {
+			cfg.Log.Warn("no -tee copy: stdout cannot be used", "err", err)
+		}
+	}
 	if cfg.Tty {
-		s.tty = newTerminal(cfg, src, sink, poke)
+		s.tty = newTerminal(cfg, src, sink, poke, idle)
+		s.tty.tee = s.tee
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
@@ -68,6 +78,8 @@ type wiring struct {
 // sink, and returns after every goroutine it started has ended.
 func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 	cfg := s.cfg
+	ctx, stopIdle := s.idle.stopWhenIdle(ctx, cfg, nil) // no input byte for -idle-timeout: a stop
+	defer stopIdle()
 	s.ctx = ctx
 
 	var wg sync.WaitGroup
@@ -80,6 +92,12 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); s.forward(done) }()
+	var teeWG sync.WaitGroup
+	if s.tee != nil {
+		teeWG.Add(1)
+		go func() { defer teeWG.Done(); s.tee.run() }()
+		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
+	}
 
 	st, err := s.sup.Run(ctx)
 
@@ -152,6 +170,10 @@ func (s *stream) start() (*child.Process, error) {
 // the pipe. Any other error is logged and the copy goes on: stopping it
 // would leave the child blocked on a full stdout.
 func (s *stream) copyOut(w *wiring) {
+	if s.tee != nil {
+		s.copyTee(w)
+		return
+	}
 	for {
 		_, err := s.sink.SpliceFrom(w.stdout, fifo.PipeSize)
 		switch {
@@ -225,6 +247,9 @@ func (s *stream) snapshot() status.Status {
 	if s.tty != nil {
 		size := s.tty.winsize()
 		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}
+	}
+	if s.tee != nil {
+		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
 	}
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{

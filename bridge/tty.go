@@ -26,7 +26,9 @@ type terminal struct {
 	cfg  *Config
 	src  *fifo.Source
 	sink *fifo.Sink
-	poke func() // the status changed
+	poke func()     // the status changed
+	idle *idleClock // told of every input byte, for -idle-timeout
+	tee  *teeOut    // -tee: offered the terminal's output; or nil
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -52,8 +54,8 @@ type ttyWiring struct {
 	watched  chan struct{} // closed when the watch returned
 }
 
-func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func()) *terminal {
-	t := &terminal{cfg: cfg, src: src, sink: sink, poke: poke, size: cfg.TtySize}
+func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func(), idle *idleClock) *terminal {
+	t := &terminal{cfg: cfg, src: src, sink: sink, poke: poke, idle: idle, size: cfg.TtySize}
 	t.cond.L = &t.mu
 	return t
 }
@@ -138,6 +140,9 @@ func (t *terminal) feed() {
 			t.mu.Unlock()
 			n, err := t.src.Read(buf) // the terminal may change meanwhile: pending goes to the current one
 			t.mu.Lock()
+			if n > 0 {
+				t.idle.touch()
+			}
 			t.pending = append(t.pending, buf[:n]...)
 			if errors.Is(err, fifo.ErrClosed) {
 				return
@@ -178,6 +183,9 @@ func (t *terminal) copyOut(w *ttyWiring) {
 			if _, werr := t.sink.Write(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
 				return
+			}
+			if t.tee != nil {
+				t.tee.offer(buf[:n])
 			}
 		}
 		switch {

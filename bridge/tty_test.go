@@ -19,7 +19,7 @@ import (
 func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	before := countFDs(t)
 	src, srcW := inputFIFO(t)
-	term := newTerminal(&Config{Log: slog.New(slog.DiscardHandler)}, src, nil, nil)
+	term := newTerminal(&Config{Log: slog.New(slog.DiscardHandler)}, src, nil, nil, newIdleClock())
 	fed := make(chan struct{})
 	go func() { defer close(fed); term.feed() }()
 

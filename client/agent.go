@@ -1,10 +1,8 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
@@ -46,7 +44,7 @@ func (w *agentWatch) gone() error {
 	// Nobody reads the input FIFO: the agent died, or it is stopping and
 	// answers every line it read before it exits.
 	s, err := w.status()
-	if err != nil || !alive(s) {
+	if err != nil || !w.alive() {
 		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.in)
 	}
 	if w.start != "" && identity(s) != w.start {
@@ -67,21 +65,24 @@ func identity(s status.Status) string {
 	return fmt.Sprintf("%d@%s", s.PID, s.StartedAt.Format(time.RFC3339Nano))
 }
 
-// alive says whether the agent of status s still runs: its status is fresh
-// and its pid exists. (A pid from another PID namespace can name another
-// process; the freshness bound still ends the wait.)
-func alive(s status.Status) bool {
-	if s.PID <= 0 || time.Since(s.UpdatedAt) > status.Stale {
-		return false
-	}
-	return !errors.Is(syscall.Kill(s.PID, 0), syscall.ESRCH)
+// alive says whether an agent holds DIR/lock: right from any PID
+// namespace, and false at once when the agent died. A lock that cannot be
+// checked counts as no agent.
+func (w *agentWatch) alive() bool {
+	ok, err := status.AgentAlive(w.dir)
+	return err == nil && ok
 }
 
 // refuseStreamMode fails when the agent that serves dir runs in stream mode,
 // where a request line would be the child's input: nothing is written then.
+// An agent writes its status file before it serves its FIFOs, so the file
+// read here is the serving agent's own.
 func refuseStreamMode(dir string) error {
 	s, err := status.Read(filepath.Join(dir, "status.json"))
-	if err != nil || s.Mode != "stream" || s.State == "stopped" || !alive(s) {
+	if err != nil || s.Mode != "stream" || s.State == "stopped" {
+		return nil
+	}
+	if ok, err := status.AgentAlive(dir); err != nil || !ok {
 		return nil
 	}
 	return fmt.Errorf("the agent serving %s runs in stream mode; send needs -mode exec", dir)

@@ -27,6 +27,7 @@ type fakeAgent struct {
 	raw      chan []byte // every line read, blank ones too
 	done     chan struct{}
 	once     sync.Once
+	lock     *os.File // DIR/lock, held as an agent does until it dies
 }
 
 // newDir makes DIR with an input FIFO nobody reads and replies/.
@@ -44,10 +45,19 @@ func startFakeAgent(t *testing.T, dir string) *fakeAgent {
 	in, err := os.OpenFile(filepath.Join(dir, "in"), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	a := &fakeAgent{t: t, dir: dir, in: in, requests: make(chan protocol.Parsed, 16), raw: make(chan []byte, 64), done: make(chan struct{})}
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	a.lock, err = status.Lock(d)
+	d.Close()
+	require.NoError(t, err)
 	go a.read()
 	t.Cleanup(a.stopReading)
+	t.Cleanup(a.die)
 	return a
 }
+
+// die releases the agent's lock, as the death of an agent does.
+func (a *fakeAgent) die() { a.lock.Close() }
 
 func (a *fakeAgent) read() {
 	defer close(a.done)

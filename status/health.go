@@ -1,22 +1,31 @@
 package status
 
 import (
-	"errors"
 	"fmt"
-	"syscall"
+	"path/filepath"
 	"time"
 )
 
 // Stale is the age past which a status file no longer shows a healthy agent.
 const Stale = 15 * time.Second
 
-// Check reports why the agent whose status file is at path is not
-// healthy, or nil when it is: the status is fresh, its pid is alive and its
-// state is running or backoff.
-func Check(path string, now time.Time) error {
+// Check reports why the agent serving dir, whose status file is at path, is
+// not healthy, or nil when it is: the status is fresh, an agent holds
+// dir/lock and its state is running or backoff. The pid in the file is not
+// consulted: it means nothing in another PID namespace (a host checking a
+// container's directory), where the lock still tells, at once, that the
+// agent is gone.
+func Check(dir, path string, now time.Time) error {
 	s, err := Read(path)
 	if err != nil {
 		return err
+	}
+	alive, err := AgentAlive(dir)
+	if err != nil {
+		return err
+	}
+	if !alive {
+		return fmt.Errorf("the agent is gone: nothing holds %s", filepath.Join(dir, LockName))
 	}
 	age := now.Sub(s.UpdatedAt)
 	if age > Stale {
@@ -24,12 +33,6 @@ func Check(path string, now time.Time) error {
 	}
 	if age < -Stale {
 		return fmt.Errorf("status is from the future: updated_at %s", s.UpdatedAt.Format(time.RFC3339))
-	}
-	if s.PID <= 0 {
-		return fmt.Errorf("status names no pid")
-	}
-	if err := syscall.Kill(s.PID, 0); errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("agent pid %d is not running", s.PID)
 	}
 	if s.State != "running" && s.State != "backoff" {
 		return fmt.Errorf("agent state is %q", s.State)

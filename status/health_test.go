@@ -6,28 +6,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/stretchr/testify/require"
 )
 
 func TestCheck(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "status.json")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
 	now := time.Now()
 	write := func(s Status) {
 		require.NoError(t, Write(path, s))
 	}
-	require.ErrorContains(t, Check(path, now), "no such file")
+	require.ErrorContains(t, Check(dir, path, now), "no such file")
 
+	// No lock holder: gone, whatever the pid says.
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
-	require.NoError(t, Check(path, now))
-	write(Status{PID: os.Getpid(), State: "backoff", UpdatedAt: now})
-	require.NoError(t, Check(path, now))
+	require.ErrorContains(t, Check(dir, path, now), "gone")
+
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	lock, err := Lock(d)
+	require.NoError(t, err)
+	require.NoError(t, Check(dir, path, now))
+	write(Status{PID: 1 << 22, State: "backoff", UpdatedAt: now})
+	require.NoError(t, Check(dir, path, now), "a pid of another namespace does not matter")
 
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now.Add(-time.Minute)})
-	require.ErrorContains(t, Check(path, now), "stale")
-	write(Status{PID: 1 << 22, State: "running", UpdatedAt: now})
-	require.ErrorContains(t, Check(path, now), "not running")
+	require.ErrorContains(t, Check(dir, path, now), "stale")
 	write(Status{PID: os.Getpid(), State: "stopped", UpdatedAt: now})
-	require.ErrorContains(t, Check(path, now), "stopped")
+	require.ErrorContains(t, Check(dir, path, now), "stopped")
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
-	require.Error(t, Check(path, now))
+	require.Error(t, Check(dir, path, now))
+
+	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
+	require.NoError(t, lock.Close())
+	require.ErrorContains(t, Check(dir, path, now), "gone")
 }

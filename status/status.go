@@ -35,6 +35,15 @@ type Status struct {
 	Goroutines int         `json:"goroutines"`
 	Child      ChildStatus `json:"child"`
 	Requests   Requests    `json:"requests"`
+	// Tee counts the -tee copy's bytes (stream mode with -tee only).
+	Tee *Tee `json:"tee,omitempty"`
+}
+
+// Tee counts the bytes of the child's output that -tee copied to the
+// agent's stdout, and those it dropped because stdout could not take them.
+type Tee struct {
+	Written uint64 `json:"written"`
+	Dropped uint64 `json:"dropped"`
 }
 
 // ChildStatus describes the supervised child (stream mode).
@@ -93,12 +102,16 @@ func NewWriter(path string, snapshot func() Status) *Writer {
 
 // Attach gives w the directory of its file, opened by the caller, and the
 // file's name in it; w writes through d until Detach. d must stay open
-// until then.
+// until then. The file is written at once, before Attach returns: a client
+// that finds the agent's FIFOs served reads this agent's mode, never a
+// previous agent's file. A write that fails is tried again by Run.
 func (w *Writer) Attach(d *fifo.Dir, name string) {
 	w.mu.Lock()
 	w.dir, w.name = d, name
 	w.mu.Unlock()
-	w.Poke()
+	if w.Write() != nil {
+		w.Poke()
+	}
 }
 
 // Detach makes w stop using its directory; a Write in progress ends first.

@@ -80,7 +80,8 @@ func TestHealthStatusFile(t *testing.T) {
 		{"fresh, alive, backoff", selfPID, "backoff", now, 0},
 		{"stale by a minute", selfPID, "running", now.Add(-time.Minute), 1},
 		{"stale by 20s", selfPID, "running", now.Add(-20 * time.Second), 1},
-		{"dead pid", deadPID, "running", now, 1},
+		{"dead pid", deadPID, "running", now, 0}, // the lock tells, not the pid
+		{"lock free", nil, "running", now, 1},
 		{"state starting", selfPID, "starting", now, 1},
 		{"state stopping", selfPID, "stopping", now, 1},
 		{"state stopped", selfPID, "stopped", now, 1},
@@ -90,7 +91,12 @@ func TestHealthStatusFile(t *testing.T) {
 			t.Parallel()
 			checkLeaks(t, false)
 			dir := t.TempDir()
-			writeStatusFile(t, filepath.Join(dir, "status.json"), tc.pid(t), tc.state, tc.updated)
+			pid := os.Getpid()
+			if tc.pid != nil {
+				pid = tc.pid(t)
+				holdLock(t, dir) // an agent holds DIR/lock
+			}
+			writeStatusFile(t, filepath.Join(dir, "status.json"), pid, tc.state, tc.updated)
 			requireHealth(t, tc.want, nil, "-dir", dir)
 		})
 	}
@@ -116,6 +122,7 @@ func TestHealthStatusFile(t *testing.T) {
 		t.Parallel()
 		checkLeaks(t, false)
 		good, bad := t.TempDir(), t.TempDir()
+		holdLock(t, good)
 		writeStatusFile(t, filepath.Join(good, "status.json"), os.Getpid(), "running", time.Now())
 		requireHealth(t, 0, []string{"FIFOBRIDGE_DIR=" + good})
 		requireHealth(t, 1, []string{"FIFOBRIDGE_DIR=" + bad})
@@ -124,6 +131,20 @@ func TestHealthStatusFile(t *testing.T) {
 }
 
 func selfPID(*testing.T) int { return os.Getpid() }
+
+// holdLock takes the agent's lock on dir/lock, as an agent would, until t
+// ends.
+func holdLock(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("lock %s: %v", f.Name(), err)
+	}
+}
 
 // TestHealthAgent checks health against real agents, in both modes, while
 // they run and after they stopped.

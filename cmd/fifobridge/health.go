@@ -41,7 +41,7 @@ func health(args []string) int {
 	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
 	deadline := time.Now().Add(*wait)
 	for {
-		err := status.Check(path, time.Now())
+		err := status.Check(*dir, path, time.Now())
 		if err == nil {
 			return 0
 		}

@@ -32,7 +32,7 @@ func run(args []string) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	cfg, err := runConfig(args)
+	cfg, codes, err := runConfig(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -71,17 +71,18 @@ func run(args []string) int {
 	switch {
 	case errors.As(err, &startErr):
 		cfg.Log.Error("cannot start the program", "err", err)
-		return startErr.Code()
+		return codes.apply(startErr.Code())
 	case err != nil:
 		cfg.Log.Error("agent failed", "err", err)
-		return exitUsage
+		return exitUsage // the agent's own failure: never mapped
 	}
-	cfg.Log.Info("exiting", "code", st.Code())
-	return st.Code()
+	code := codes.apply(st.Code())
+	cfg.Log.Info("exiting", "code", code)
+	return code
 }
 
-// runConfig reads the flags and environment of `run`.
-func runConfig(args []string) (*bridge.Config, error) {
+// runConfig reads the flags and environment of `run`, and -exit-map.
+func runConfig(args []string) (*bridge.Config, exitMap, error) {
 	fs := flag.NewFlagSet("fifobridge run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -113,17 +114,22 @@ func runConfig(args []string) (*bridge.Config, error) {
 	ttySize := fs.String("tty-size", "80x24", "window size COLSxROWS of -tty's terminal at start (DIR/winsize changes it)")
 	fs.Var(&perm, "perm", "mode of FIFOs it creates")
 	fs.Var(&maxRequest, "max-request", "largest request line accepted")
+	// The host side: idle exit, exit code mapping, the container log.
+	var codes exitMap
+	idleTimeout := fs.Duration("idle-timeout", 0, "stop as on TERM after this long with no input byte (stream) or no request queued or running (exec); 0: never")
+	fs.Var(&codes, "exit-map", "FROM=TO[,FROM=TO...]: exit with TO where the code would be FROM (e.g. 143=0)")
+	tee := fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
 			fmt.Println("usage: fifobridge run [flags] -- PROGRAM [ARG...]")
 			fs.PrintDefaults()
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	log, err := newLogger(os.Stderr, *logFormat, *logLevel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := &bridge.Config{
 		Dir:           *dir,
@@ -143,42 +149,46 @@ func runConfig(args []string) (*bridge.Config, error) {
 		MaxConcurrent: *concurrent,
 		MaxRequest:    int(maxRequest),
 		AllowArgs:     *allowArgs,
+		IdleTimeout:   *idleTimeout,
+		Tee:           *tee,
 		Log:           log,
 	}
 	if cfg.Restart, err = child.ParsePolicy(*restart); err != nil {
-		return nil, fmt.Errorf("invalid -restart: %w", err)
+		return nil, nil, fmt.Errorf("invalid -restart: %w", err)
 	}
 	if *runAs != "" {
 		if cfg.Credential, err = child.ParseUser(*runAs); err != nil {
-			return nil, fmt.Errorf("invalid -user: %w", err)
+			return nil, nil, fmt.Errorf("invalid -user: %w", err)
 		}
 	}
 	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
-		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
+		return nil, nil, fmt.Errorf("invalid -stop-signal: %w", err)
 	}
 	if cfg.TtySize, err = child.ParseWinsize(*ttySize); err != nil {
-		return nil, fmt.Errorf("invalid -tty-size: %w", err)
+		return nil, nil, fmt.Errorf("invalid -tty-size: %w", err)
 	}
 	if cfg.Tty = *tty; cfg.Tty && *mode == "exec" {
-		return nil, fmt.Errorf("invalid -tty: a terminal is for stream mode, not -mode exec")
+		return nil, nil, fmt.Errorf("invalid -tty: a terminal is for stream mode, not -mode exec")
 	}
 	switch {
 	case *mode != "stream" && *mode != "exec":
-		return nil, fmt.Errorf("invalid -mode %q: want stream or exec", *mode)
+		return nil, nil, fmt.Errorf("invalid -mode %q: want stream or exec", *mode)
 	case *window <= 0, *backoffMin <= 0, *backoffMax < *backoffMin:
-		return nil, fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
-	case *stopTimeout < 0, *timeout < 0:
-		return nil, fmt.Errorf("invalid duration: -stop-timeout and -timeout must not be negative")
+		return nil, nil, fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
+	case *stopTimeout < 0, *timeout < 0, *idleTimeout < 0:
+		return nil, nil, fmt.Errorf("invalid duration: -stop-timeout, -timeout and -idle-timeout must not be negative")
+	case *tee && *mode != "stream":
+		return nil, nil, fmt.Errorf("invalid -tee: it copies a stream child's output, and -mode is %s", *mode)
 	case *concurrent < 1:
-		return nil, fmt.Errorf("invalid -max-concurrent %d: want at least 1", *concurrent)
+		return nil, nil, fmt.Errorf("invalid -max-concurrent %d: want at least 1", *concurrent)
 	case fs.NArg() == 0:
-		return nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
+		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
 	if err := absolutePaths(cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cfg, nil
+	return cfg, codes, nil
 }
 
 // absolutePaths makes every path of cfg absolute and records the start

@@ -1,0 +1,71 @@
+package bridge
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// idleClock tells how long the agent has had nothing to do, for
+// -idle-timeout: the time of the last activity (an input byte in stream
+// mode; a request line read, or a request's tree gone, in exec mode). Its
+// methods are safe from any goroutine.
+type idleClock struct {
+	last atomic.Int64 // UnixNano of the last activity
+}
+
+func newIdleClock() *idleClock {
+	c := &idleClock{}
+	c.touch()
+	return c
+}
+
+// touch records activity now.
+func (c *idleClock) touch() { c.last.Store(time.Now().UnixNano()) }
+
+// since is how long ago the last activity was.
+func (c *idleClock) since() time.Duration {
+	return time.Since(time.Unix(0, c.last.Load()))
+}
+
+// stopWhenIdle returns a context that is done when ctx is, or once the
+// agent was idle for d: nothing recorded on c for d while busy (if set)
+// reported false. The returned func ends the watch and waits for it. With
+// d zero, nothing is watched.
+func (c *idleClock) stopWhenIdle(ctx context.Context, cfg *Config, busy func() bool) (context.Context, func()) {
+	d := cfg.IdleTimeout
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	ctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			idle := c.since()
+			if idle >= d && (busy == nil || !busy()) {
+				cfg.Log.Info("idle: stopping as on TERM", "idle_timeout", d)
+				stop()
+				return
+			}
+			// Active since: look again when d has passed since the
+			// activity. Busy: the work's end is activity, so looking
+			// again in d is soon enough.
+			if idle < d {
+				t.Reset(d - idle)
+			} else {
+				t.Reset(d)
+			}
+		}
+	}()
+	return ctx, func() { stop(); wg.Wait() }
+}
