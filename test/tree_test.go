@@ -292,25 +292,7 @@ func TestTreeStopSignalOnce(t *testing.T) {
 						flags: append([]string{"-restart", "never", "-stop-timeout", "5s"}, tc.flags...),
 					})
 					openReader(t, a.out)
-					var ready []string
-					if !eventually(hangTimeout, func() bool { ready = readLines(filepath.Join(dir, "ready")); return len(ready) == procs }) {
-						t.Fatalf("want %d ready processes, got %q", procs, ready)
-					}
-					a.signal(tc.sig)
-					if code := a.wait(hangTimeout); code != 0 {
-						t.Fatalf("agent exited with %d, want 0", code)
-					}
-					got := map[string][]string{}
-					for _, l := range readLines(filepath.Join(dir, "signals")) {
-						pid, sig, _ := strings.Cut(l, " ")
-						got[pid] = append(got[pid], sig)
-					}
-					for _, l := range ready {
-						pid := strings.TrimPrefix(l, "ready ")
-						if s := got[pid]; len(s) != 1 || s[0] != tc.want {
-							t.Errorf("process %s got %q, want [%s] once", pid, s, tc.want)
-						}
-					}
+					requireStopSignalOnce(t, a, dir, procs, tc.sig, tc.want)
 				})
 			}
 		})
@@ -343,27 +325,35 @@ func TestTreeStopSignalOnceExec(t *testing.T) {
 						flags: []string{"-cgroup", containment, "-stop-timeout", "5s"},
 					})
 					w.writeLine(`{"id":"tree"}`)
-					var ready []string
-					if !eventually(hangTimeout, func() bool { ready = readLines(filepath.Join(dir, "ready")); return len(ready) == procs }) {
-						t.Fatalf("want %d ready processes, got %q", procs, ready)
-					}
-					a.signal(syscall.SIGTERM)
-					if code := a.wait(hangTimeout); code != 0 {
-						t.Fatalf("agent exited with %d, want 0", code)
-					}
-					got := map[string][]string{}
-					for _, l := range readLines(filepath.Join(dir, "signals")) {
-						pid, sig, _ := strings.Cut(l, " ")
-						got[pid] = append(got[pid], sig)
-					}
-					for _, l := range ready {
-						pid := strings.TrimPrefix(l, "ready ")
-						if s := got[pid]; len(s) != 1 || s[0] != "TERM" {
-							t.Errorf("process %s got %q, want [TERM] once", pid, s)
-						}
-					}
+					requireStopSignalOnce(t, a, dir, procs, syscall.SIGTERM, "TERM")
 				})
 			}
 		})
+	}
+}
+
+// requireStopSignalOnce waits until the procs processes of a treecount
+// tree in dir are ready, sends sig to the agent a, and checks that it
+// exits with 0 and that each process got want exactly once.
+func requireStopSignalOnce(t *testing.T, a *agent, dir string, procs int, sig syscall.Signal, want string) {
+	t.Helper()
+	var ready []string
+	if !eventually(hangTimeout, func() bool { ready = readLines(filepath.Join(dir, "ready")); return len(ready) == procs }) {
+		t.Fatalf("want %d ready processes, got %q", procs, ready)
+	}
+	a.signal(sig)
+	if code := a.wait(hangTimeout); code != 0 {
+		t.Fatalf("agent exited with %d, want 0", code)
+	}
+	got := map[string][]string{}
+	for _, l := range readLines(filepath.Join(dir, "signals")) {
+		pid, s, _ := strings.Cut(l, " ")
+		got[pid] = append(got[pid], s)
+	}
+	for _, l := range ready {
+		pid := strings.TrimPrefix(l, "ready ")
+		if s := got[pid]; len(s) != 1 || s[0] != want {
+			t.Errorf("process %s got %q, want [%s] once", pid, s, want)
+		}
 	}
 }
