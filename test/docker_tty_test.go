@@ -39,7 +39,10 @@ func TestDockerTTY(t *testing.T) {
 		program: []string{"sh"}})
 	c.waitRunning()
 
+	// The first ask also takes what the shell printed before it (its
+	// banner, when it has one).
 	got := hostShell(t, `fb=$1; exec 4<"$fb/out"`+ttyAsk+`
+		ask true >/dev/null
 		echo "tty $(ask tty)"
 		echo "size $(ask 'stty size')"
 		echo 100x30 >"$fb/winsize"
