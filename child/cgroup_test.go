@@ -102,8 +102,13 @@ func TestCgroupStopTree(t *testing.T) {
 	if cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.Pid)); !strings.Contains(string(cg), cgroupPrefix) {
 		t.Fatalf("child is not in its own cgroup: %s", cg)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(marked(mark)) < 4 && time.Now().Before(deadline) {
+	// The three sleepers must ignore TERM before the stop, or TERM alone
+	// would end them.
+	deadline := time.Now().Add(10 * time.Second)
+	for ignoringTerm(marked(mark)) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tree's sleepers did not come to ignore TERM")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	st, killed := testReaper.StopKilled(p, syscall.SIGTERM, 200*time.Millisecond)
@@ -239,4 +244,24 @@ func TestCgroupCloneRefused(t *testing.T) {
 	}
 	testReaper.Stop(p, syscall.SIGTERM, time.Second)
 	checkGone(t, "cgrefused")
+}
+
+// ignoringTerm counts the processes of pids that ignore SIGTERM (the
+// SigIgn mask of /proc/PID/status).
+func ignoringTerm(pids []int) int {
+	n := 0
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if hex, ok := strings.CutPrefix(line, "SigIgn:\t"); ok {
+				if mask, err := strconv.ParseUint(hex, 16, 64); err == nil && mask&(1<<(syscall.SIGTERM-1)) != 0 {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
