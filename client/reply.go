@@ -17,6 +17,7 @@ import (
 // the agent is gone.
 type replyFIFO struct {
 	name, path string
+	dir        *fifo.Dir // DIR/replies, opened once: every operation on the FIFO goes through it
 	r          *os.File
 	keeper     *os.File
 }
@@ -28,23 +29,27 @@ func makeReply(dir string) (*replyFIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "replies", name)
-	created, err := fifo.Make(path, 0o600)
+	replies, err := fifo.OpenDir(filepath.Join(dir, "replies"), false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !created {
-		return nil, fmt.Errorf("make reply FIFO %s: something else made it first", path)
+	p := &replyFIFO{name: name, path: replies.Join(name), dir: replies}
+	created, err := replies.Make(name, 0o600)
+	if err != nil || !created {
+		replies.Close()
+		if err == nil {
+			err = fmt.Errorf("make reply FIFO %s: something else made it first", p.path)
+		}
+		return nil, err
 	}
-	p := &replyFIFO{name: name, path: path}
-	if p.r, err = fifo.OpenReaderNow(path); err != nil {
+	if p.r, err = replies.OpenReaderNow(name); err != nil {
 		p.remove()
 		return nil, err
 	}
-	if p.keeper, err = fifo.OpenWriterNow(path); err != nil {
+	if p.keeper, err = replies.OpenWriterNow(name); err != nil {
 		p.remove()
 		return nil, err
 	}
@@ -66,5 +71,6 @@ func (p *replyFIFO) remove() {
 	if p.r != nil {
 		p.r.Close()
 	}
-	os.Remove(p.path)
+	p.dir.RemoveFIFO(p.name) // unlinkat in the directory first opened
+	p.dir.Close()
 }
