@@ -181,7 +181,8 @@ func writeCgroupFile(path, v string) error {
 
 // Remove removes the cgroup once it is empty. When rmdir fails with EBUSY
 // it logs a warning naming the cgroup, kills what is in it again and
-// retries for up to removeBusyFor. It is a no-op after the first call.
+// retries for up to removeBusyFor. It is a no-op after a call that removed
+// it; one that could not leaves it to Close.
 func (c *Cgroup) Remove() {
 	c.m.mu.Lock()
 	if !c.m.made[c] {
@@ -191,7 +192,16 @@ func (c *Cgroup) Remove() {
 	delete(c.m.made, c)
 	c.m.mu.Unlock()
 	c.closeFD()
-	removeCgroup(c.path, c.m.log)
+	if removeCgroup(c.path, c.m.log) != nil {
+		// Still busy (a process in uninterruptible sleep): Close tries
+		// again before the agent exits; after Close, the next agent's
+		// leftover sweep does.
+		c.m.mu.Lock()
+		if !c.m.closed {
+			c.m.made[c] = true
+		}
+		c.m.mu.Unlock()
+	}
 }
 
 // removeCgroup removes the cgroup at path and any cgroups below it, with
