@@ -267,7 +267,12 @@ func (r *Reaper) treeGone(p *Process) bool {
 	if r.procPID != os.Getpid() {
 		return true // only the group is reachable at all
 	}
+	// Under mu no child is reaped (reap holds it across wait4): a child
+	// released while the children files are read could make the kernel
+	// skip the next one in the list.
+	r.mu.Lock()
 	kids, ok := r.children()
+	r.mu.Unlock()
 	if !ok {
 		return false
 	}
