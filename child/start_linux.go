@@ -212,6 +212,9 @@ func (r *Reaper) spawnLoop() {
 func (r *Reaper) fork(req spawnRequest) spawnResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if req.term != nil {
+		req.attr.Sys.Foreground = false // a retry asks the terminal again
+	}
 	if req.term != nil && req.term.foreground() {
 		// The child sets its group in the foreground before exec, with
 		// every signal blocked, so it gets no SIGTTOU for it.
