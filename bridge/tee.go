@@ -62,7 +62,9 @@ func newTeeOut(log *slog.Logger) (*teeOut, error) {
 			t.f = os.NewFile(uintptr(fd), "stdout") // non-blocking: the poller waits
 			return t, nil
 		}
-		log.Debug("tee: cannot open stdout again; writing it as it is", "err", err)
+		// Written as it is, a blocking pipe or terminal could hold the
+		// writer, and so a stop, for as long as its reader stalls.
+		return nil, &os.PathError{Op: "tee: open non-blocking", Path: "/proc/self/fd/1", Err: err}
 	case unix.S_IFSOCK:
 		t.sock = true
 	case unix.S_IFREG: // never waits
