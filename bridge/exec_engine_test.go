@@ -503,3 +503,27 @@ func TestExecReplyMovedIsNotWritten(t *testing.T) {
 	rest, _ := io.ReadAll(old)
 	require.NotContains(t, string(rest), "second", "nothing more reaches the moved FIFO")
 }
+
+// feed never waits for the child: stdin larger than what the pipe holds
+// (a pipe the kernel gave one page, as it does to a user over its pipe
+// page limit) is written by a goroutine that a drain wakes.
+func TestExecFeedDoesNotWaitForTheChild(t *testing.T) {
+	noLeaks(t)
+	w, rd, err := pipe(false) // w: the agent's non-blocking end
+	require.NoError(t, err)
+	defer rd.Close()
+	_, err = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 4096)
+	require.NoError(t, err)
+	r := &request{req: protocol.Parsed{Stdin: bytes.Repeat([]byte("s"), 60<<10)}, stdin: w}
+	fed := make(chan struct{})
+	go func() { defer close(fed); r.feed() }()
+	select {
+	case <-fed:
+	case <-time.After(10 * time.Second):
+		w.SetDeadline(time.Unix(1, 0)) // let the old inline write go
+		<-fed
+		t.Fatal("feed waited for a child that does not read its stdin")
+	}
+	w.SetDeadline(time.Unix(1, 0)) // what finish does
+	r.io.Wait()
+}

@@ -120,14 +120,16 @@ func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request,
 	return r, nil
 }
 
-// smallStdin is the most stdin an empty pipe takes in one write (its
-// default capacity): written inline, it needs no goroutine.
-const smallStdin = 64 << 10
+// smallStdin is the most stdin written inline, without a goroutine: an
+// empty pipe always takes PIPE_BUF bytes at once, even one the kernel gave
+// a single page because the user has too many pipe pages (its default 64
+// KiB is not guaranteed).
+const smallStdin = 4096
 
 // feed writes the request's stdin to the child and closes it.
 func (r *request) feed() {
 	if len(r.req.Stdin) <= smallStdin {
-		r.stdin.Write(r.req.Stdin) // fits in the empty pipe: never waits
+		r.stdin.Write(r.req.Stdin) // fits in any empty pipe: never waits
 		r.stdin.Close()
 		return
 	}
