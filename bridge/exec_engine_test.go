@@ -527,3 +527,21 @@ func TestExecFeedDoesNotWaitForTheChild(t *testing.T) {
 	w.SetDeadline(time.Unix(1, 0)) // what finish does
 	r.io.Wait()
 }
+
+// Finished requests whose frames wait for an output FIFO nobody reads do
+// not keep their pipes: after the patience the rest of their frames is
+// dropped, so descriptors do not pile up request after request.
+func TestExecUnreadOutputDoesNotPileUpDescriptors(t *testing.T) {
+	// Output on both pipes: more frames than the writer's queue holds.
+	g := startEngine(t, "cat; echo err >&2", nil)
+	fill(t, g.e.cfg.Out)
+	before := countFDs(t)
+	const n = 20
+	for i := range n {
+		g.write(fmt.Sprintf(`{"id":"p%d","stdin":"hello\n"}`+"\n", i))
+	}
+	require.Eventually(t, func() bool { return g.e.completed.Load() == n }, 20*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return countFDs(t) <= before+4 }, replyPatienceMin+10*time.Second, 20*time.Millisecond,
+		"descriptors of finished requests whose output nobody reads are kept")
+	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+}

@@ -92,12 +92,18 @@ func (e *execMode) newOutput(id string, reply *fifo.Reply, cancel func(reason st
 // send hands a frame to the writer: it waits while the writer is busy with
 // the one before (backpressure), never once a write has failed. The first
 // frame sent never waits.
-func (o *output) send(frame []byte) { o.frames <- frame }
+func (o *output) send(frame []byte) {
+	select {
+	case o.frames <- frame:
+	case <-o.left: // dropped: nobody takes it
+	}
+}
 
 // close waits until every frame sent is written or dropped, and closes
 // the reply FIFO. Like os/exec's WaitDelay, it does not wait forever for a
-// reply reader that stays but does not read: a reply write blocked for
-// replyPatience after the request ended is given up, and the rest dropped.
+// reply reader that stays but does not read: a reply write blocked for the
+// patience after the request ended is given up, and the rest dropped (see
+// waitPatiently for the output FIFO).
 func (o *output) close() {
 	o.ended()
 	close(o.frames)
@@ -119,9 +125,6 @@ func (o *output) close() {
 // ended says the request's child has ended: from now on a reply write that
 // blocks for its patience is given up. close calls it too.
 func (o *output) ended() {
-	if o.reply == nil {
-		return
-	}
 	o.endOnce.Do(func() {
 		o.patient = make(chan struct{})
 		go func() { defer close(o.patient); o.waitPatiently() }()
@@ -129,7 +132,11 @@ func (o *output) ended() {
 }
 
 // waitPatiently waits for the writer, giving up a reply write that blocks
-// for the patience.
+// for the patience. On the output FIFO, which other requests share and
+// which a stop closes, the write under way is left to wait for a reader,
+// but the request's remaining frames are dropped, so that its pipes and
+// pumps go: requests nobody reads the answers to do not pile up their
+// descriptors.
 func (o *output) waitPatiently() {
 	patience := max(o.e.cfg.StopTimeout, replyPatienceMin)
 	t := time.NewTicker(patience / 4)
@@ -140,9 +147,14 @@ func (o *output) waitPatiently() {
 			return
 		case <-t.C:
 		}
-		if o.blocked(patience) {
+		switch {
+		case o.reply != nil && o.blocked(patience):
 			o.e.cfg.Log.Warn("giving up on a reply fifo whose reader does not read", "id", o.id, "after", patience)
 			o.giveUp()
+			return
+		case o.reply == nil && o.e.out.blocked(patience):
+			o.e.cfg.Log.Warn("dropping the rest of a finished request's frames: nobody reads the output fifo", "id", o.id, "after", patience)
+			o.markLeft("nobody reads the output fifo")
 			return
 		}
 	}
