@@ -59,7 +59,10 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	command := strings.Join(append([]string{"go run ./cmd/fifobench"}, os.Args[1:]...), " ")
+	command := "go run ./cmd/fifobench"
+	for _, a := range os.Args[1:] {
+		command += " " + shellQuote(a)
+	}
 	if err := run(cfg, command); err != nil {
 		fatalf("%v", err)
 	}
@@ -136,6 +139,14 @@ func (b *bench) publish(r *results, command string) error {
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, svg)
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fatalf(format string, args ...any) {

@@ -60,7 +60,9 @@ func children(pid int) []int {
 
 // waitGone waits until every process of t has exited (a pidfd polls
 // readable then), sends SIGKILL to those left after patience and waits
-// for them too, and closes the pidfds.
+// for them too, and closes the pidfds. Called once the process whose tree
+// it is has been waited for: a process it left behind has been given to
+// the harness then (a child subreaper, see setup), and is reaped here.
 func (t tree) waitGone(patience time.Duration) {
 	deadline := time.Now().Add(patience)
 	for _, fd := range t {
@@ -78,6 +80,8 @@ func (t tree) waitGone(patience time.Duration) {
 			}
 			break
 		}
+		// ECHILD when it is not the harness's: its parent reaps it.
+		unix.Waitid(unix.P_PIDFD, fd, nil, unix.WEXITED|unix.WNOHANG, nil)
 		unix.Close(fd)
 	}
 }

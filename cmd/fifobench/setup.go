@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
 )
 
 // bench is what every part of a run uses: the settings, the work
@@ -30,6 +33,11 @@ var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace"
 // setup builds and finds everything the run needs, in work.
 func setup(cfg config, work string) (*bench, error) {
 	b := &bench{config: cfg, work: work, tools: map[string]string{}}
+	// socat, for one, does not wait for its cat when stopped: as a
+	// subreaper the harness gets such orphans, and stop waits for them.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("become a child subreaper: %w", err)
+	}
 	var err error
 	if b.root, err = moduleRoot(); err != nil {
 		return nil, err
@@ -113,13 +121,21 @@ func (b *bench) compile(cc, src, out string) error {
 
 // goBuild builds the package pkg of the module, statically, into out.
 func (b *bench) goBuild(pkg, out string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
 	cmd.Dir = b.root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
 	}
 	return nil
+}
+
+// goTool is the go command: in $PATH, or the one that built this binary.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // moduleRoot is the nearest directory up from the working directory that

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -105,6 +106,9 @@ func (b *bench) straceRun(rn *running) (syscallCount, error) {
 	st.Process.Signal(unix.SIGINT)
 	msg := <-done
 	werr := waitOrKill(st, stopPatience)
+	if exit, ok := werr.(*exec.ExitError); ok && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT {
+		werr = nil // strace prints its summary, then dies of the signal
+	}
 	switch {
 	case err != nil:
 		return c, err
