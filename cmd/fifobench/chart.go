@@ -30,6 +30,9 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 	)
 }
 
+// chartCap is the largest ratio drawn to scale; longer bars are cut.
+const chartCap = 4.0
+
 // chart draws, per metric, each contender's median as a ratio to the
 // metric's baseline, as SVG: a grey line at 1 (the baseline) and a red
 // one at fifobridge's target.
@@ -37,26 +40,29 @@ func (r *results) chart(title string, pls []placement) string {
 	const width, left, barH, gap, labelW = 900, 250, 14, 3, 190
 	scale := func(q, top float64) float64 { return q / top * float64(width-left-labelW) }
 	var body strings.Builder
-	y := 40
+	y := 50
 	for _, g := range r.chartGroups(pls) {
 		names := r.whos(g.metric)
 		if _, ok := r.get(g.metric, g.base); !ok || len(names) == 0 {
 			continue
 		}
-		top := g.target
+		top := max(g.target, 1) * 1.2
 		for _, n := range names {
 			q, _ := r.ratio(g.metric, n, g.base)
-			top = max(top, q)
+			top = max(top, min(q, chartCap))
 		}
 		fmt.Fprintf(&body, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y+barH-3, html.EscapeString(g.title))
 		y0 := y + barH + gap
 		y = y0
 		for _, n := range names {
 			q, _ := r.ratio(g.metric, n, g.base)
-			w := scale(q, top)
+			w, label := scale(min(q, top), top), fmt.Sprintf("%.2fx", q)
+			if q > top {
+				label += " (cut)"
+			}
 			fmt.Fprintf(&body, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, y+barH-3, html.EscapeString(n))
 			fmt.Fprintf(&body, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", left, y, w, barH, barColor(n, g.base))
-			fmt.Fprintf(&body, `<text x="%.1f" y="%d">%.2fx</text>`+"\n", float64(left)+w+5, y+barH-3, q)
+			fmt.Fprintf(&body, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(left)+w+5, y+barH-3, label)
 			y += barH + gap
 		}
 		line := func(q float64, color, dash string) {
@@ -72,7 +78,8 @@ func (r *results) chart(title string, pls []placement) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, y+10)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
-	fmt.Fprintf(&b, `<text x="10" y="16" font-size="13">fifobridge vs baselines: median ratio per metric (grey line: baseline, red: target). %s</text>`+"\n", html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="10" y="16" font-size="13">fifobridge against baselines: the median of each contender over the baseline's (grey line: the baseline; red: the target)</text>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="32" font-size="11">%s</text>`+"\n", html.EscapeString(title))
 	b.WriteString(body.String())
 	b.WriteString("</svg>\n")
 	return b.String()
