@@ -12,9 +12,10 @@
 // line (echo x > IN), else IN is opened once. -s C first reads OUT until
 // byte C (a terminal child's "ready"). req writes "x\n" and reads frames
 // until the exit frame. tput writes MIB MiB while reading them back, one
-// thread with poll(2), and checks every byte. spawn runs PROGRAM with
-// posix_spawn and waits for it, which must exit 0; its stdout is
-// /dev/null. The Go fallback in cmd/fifobench takes the same arguments.
+// thread with poll(2), and checks every byte; its clock starts once the
+// first 64 KiB came back, so the contender's start is not in it. spawn
+// runs PROGRAM with posix_spawn and waits for it, which must exit 0; its
+// stdout is /dev/null. The Go fallback in cmd/fifobench takes the same arguments.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -191,18 +192,18 @@ static void check_chunk(const unsigned char *pat, const unsigned char *b, size_t
 	}
 }
 
-static void tput(long mib) {
-	int out = open_fifo(out_path, O_RDONLY);
-	int in = open_fifo(in_path, O_WRONLY);
-	fcntl(out, F_SETFL, O_NONBLOCK);
-	fcntl(in, F_SETFL, O_NONBLOCK);
-	static unsigned char pat[PATTERN], buf[1 << 20];
-	fill_pattern(pat);
-	uint64_t total = (uint64_t)mib << 20, sent = 0, got = 0;
-	int64_t t0 = now();
-	while (got < total) {
-		struct pollfd p[2] = {{.fd = in, .events = sent < total ? POLLOUT : 0},
-		                      {.fd = out, .events = POLLIN}};
+// stream moves the pattern through IN and OUT until *got reaches total,
+// sending no more than total: one thread, poll(2), every byte checked.
+struct stream {
+	int in, out;
+	unsigned char *pat, *buf;
+	uint64_t sent, got;
+};
+
+static void stream_to(struct stream *s, uint64_t total) {
+	while (s->got < total) {
+		struct pollfd p[2] = {{.fd = s->in, .events = s->sent < total ? POLLOUT : 0},
+		                      {.fd = s->out, .events = POLLIN}};
 		int r = poll(p, 2, 10000);
 		if (r == 0) {
 			errno = 0;
@@ -214,19 +215,19 @@ static void tput(long mib) {
 			die("poll");
 		}
 		if (p[0].revents & (POLLOUT | POLLERR)) {
-			size_t at = (size_t)(sent % PATTERN), k = PATTERN - at;
+			size_t at = (size_t)(s->sent % PATTERN), k = PATTERN - at;
 			if (k > CHUNK)
 				k = CHUNK;
-			if (k > total - sent)
-				k = (size_t)(total - sent);
-			ssize_t w = write(in, pat + at, k);
+			if (k > total - s->sent)
+				k = (size_t)(total - s->sent);
+			ssize_t w = write(s->in, s->pat + at, k);
 			if (w < 0 && errno != EAGAIN && errno != EINTR)
 				die("write");
 			if (w > 0)
-				sent += (uint64_t)w;
+				s->sent += (uint64_t)w;
 		}
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t n = read(out, buf, sizeof buf);
+			ssize_t n = read(s->out, s->buf, 1 << 20);
 			if (n == 0) {
 				errno = 0;
 				die("read: end of file");
@@ -234,14 +235,32 @@ static void tput(long mib) {
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				die("read");
 			if (n > 0) {
-				check_chunk(pat, buf, (size_t)n, got);
-				got += (uint64_t)n;
+				check_chunk(s->pat, s->buf, (size_t)n, s->got);
+				s->got += (uint64_t)n;
 			}
 		}
 	}
+}
+
+// tput sends WARM bytes and waits for them (the contender is up then),
+// then times MIB MiB more.
+#define WARM (64 << 10)
+
+static void tput(long mib) {
+	static unsigned char pat[PATTERN], buf[1 << 20];
+	fill_pattern(pat);
+	struct stream s = {.pat = pat, .buf = buf};
+	s.out = open_fifo(out_path, O_RDONLY);
+	s.in = open_fifo(in_path, O_WRONLY);
+	fcntl(s.out, F_SETFL, O_NONBLOCK);
+	fcntl(s.in, F_SETFL, O_NONBLOCK);
+	stream_to(&s, WARM);
+	uint64_t total = (uint64_t)mib << 20;
+	int64_t t0 = now();
+	stream_to(&s, WARM + total);
 	fprintf(results, "%llu %lld\n", (unsigned long long)total, (long long)(now() - t0));
-	close(in);
-	close(out);
+	close(s.in);
+	close(s.out);
 }
 
 static void spawn(long n, long warm, char **argv) {

@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// quick are the smaller counts of -quick, for a run of about a minute;
+// quick are the smaller counts of -quick, for a run of well under a minute;
 // a flag given on the command line wins.
 var quick = map[string]string{
-	"rounds": "2", "pings": "300", "size": "16", "spawns": "30",
+	"rounds": "2", "pings": "300", "size": "32", "spawns": "30",
 	"requests": "100", "idle": "2s", "stall": "5000", "strace": "300",
 }
 
@@ -24,7 +24,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round, in a rotated order")
 	only := fs.String("only", strings.Join(allParts, ","), "parts to run, comma-separated")
 	fs.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
-	fs.IntVar(&cfg.sizeMiB, "size", 64, "MiB streamed per throughput run")
+	fs.IntVar(&cfg.sizeMiB, "size", 256, "MiB streamed per throughput run")
 	fs.IntVar(&cfg.spawns, "spawns", 200, "starts per start-and-exit run")
 	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run")
 	fs.DurationVar(&cfg.idle, "idle", 10*time.Second, "length of each idle measurement")

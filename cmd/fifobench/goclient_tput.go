@@ -42,6 +42,10 @@ func checkChunk(pat, b []byte, off uint64) error {
 	return nil
 }
 
+// tputWarm is what goTput sends and waits for before its clock starts, so
+// that the contender's start is not in the figure.
+const tputWarm = 64 << 10
+
 // goTput writes mib MiB of the pattern into IN while reading them back from
 // OUT, one thread with poll(2), and prints "BYTES NS".
 func goTput(res *bufio.Writer, inPath, outPath string, mib int) error {
@@ -61,13 +65,32 @@ func goTput(res *bufio.Writer, inPath, outPath string, mib int) error {
 	if err := unix.SetNonblock(out, true); err != nil {
 		return err
 	}
-	pat, buf := fillPattern(), make([]byte, 1<<20)
+	s := &stream{in: in, out: out, pat: fillPattern(), buf: make([]byte, 1<<20)}
+	if err := s.to(tputWarm); err != nil {
+		return err
+	}
 	total := uint64(mib) << 20
-	var sent, got uint64
 	begin := time.Now()
-	for got < total {
-		p := []unix.PollFd{{Fd: int32(in)}, {Fd: int32(out), Events: unix.POLLIN}}
-		if sent < total {
+	if err := s.to(tputWarm + total); err != nil {
+		return err
+	}
+	fmt.Fprintln(res, total, time.Since(begin).Nanoseconds())
+	return nil
+}
+
+// stream moves the pattern through IN and OUT.
+type stream struct {
+	in, out   int
+	pat, buf  []byte
+	sent, got uint64
+}
+
+// to streams until got reaches total, sending no more than total, and
+// checks every byte.
+func (s *stream) to(total uint64) error {
+	for s.got < total {
+		p := []unix.PollFd{{Fd: int32(s.in)}, {Fd: int32(s.out), Events: unix.POLLIN}}
+		if s.sent < total {
 			p[0].Events = unix.POLLOUT
 		}
 		n, err := unix.Poll(p, 10000)
@@ -80,29 +103,35 @@ func goTput(res *bufio.Writer, inPath, outPath string, mib int) error {
 			return errors.New("no progress in 10 s")
 		}
 		if p[0].Revents&(unix.POLLOUT|unix.POLLERR) != 0 {
-			at := int(sent % patternLen)
-			k := min(patternLen-at, tputChunk, int(total-sent))
-			w, err := unix.Write(in, pat[at:at+k])
+			at := int(s.sent % patternLen)
+			k := min(patternLen-at, tputChunk, int(total-s.sent))
+			w, err := unix.Write(s.in, s.pat[at:at+k])
 			if err != nil && err != unix.EAGAIN && err != unix.EINTR {
 				return fmt.Errorf("write: %w", err)
 			}
-			sent += uint64(max(w, 0))
+			s.sent += uint64(max(w, 0))
 		}
 		if p[1].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
-			r, err := unix.Read(out, buf)
-			switch {
-			case r == 0 && err == nil:
-				return errors.New("read: end of file")
-			case err != nil && err != unix.EAGAIN && err != unix.EINTR:
-				return fmt.Errorf("read: %w", err)
-			case r > 0:
-				if err := checkChunk(pat, buf[:r], got); err != nil {
-					return err
-				}
-				got += uint64(r)
+			if err := s.read(); err != nil {
+				return err
 			}
 		}
 	}
-	fmt.Fprintln(res, total, time.Since(begin).Nanoseconds())
+	return nil
+}
+
+func (s *stream) read() error {
+	r, err := unix.Read(s.out, s.buf)
+	switch {
+	case r == 0 && err == nil:
+		return errors.New("read: end of file")
+	case err != nil && err != unix.EAGAIN && err != unix.EINTR:
+		return fmt.Errorf("read: %w", err)
+	case r > 0:
+		if err := checkChunk(s.pat, s.buf[:r], s.got); err != nil {
+			return err
+		}
+		s.got += uint64(r)
+	}
 	return nil
 }
