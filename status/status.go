@@ -134,12 +134,13 @@ func (w *Writer) Poke() {
 // often, not once per request.
 const coalesce = 50 * time.Millisecond
 
-// Run writes the file until ctx is done; it writes once at once.
+// Run writes the file every Interval and after each Poke until ctx is
+// done. It does not write at once: Attach just did, and before Attach
+// there is nowhere to write.
 func (w *Writer) Run(ctx context.Context) {
 	t := time.NewTicker(Interval)
 	defer t.Stop()
 	for {
-		w.Write()
 		select {
 		case <-ctx.Done():
 			return
