@@ -2,7 +2,6 @@ package status
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -152,6 +151,7 @@ func (w *Writer) Run(ctx context.Context) {
 			case <-time.After(coalesce):
 			}
 		}
+		w.Write()
 	}
 }
 
@@ -191,7 +191,7 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	var rnd [8]byte
-	rand.Read(rnd[:])
+	unix.Getrandom(rnd[:], 0) // as crypto/rand, without linking it; only a name
 	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
 	f, err := d.OpenFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
 	if err != nil {
