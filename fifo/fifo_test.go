@@ -249,6 +249,16 @@ func TestDrain(t *testing.T) {
 	require.Empty(t, Drain(r), "an empty pipe drains to nothing, without waiting")
 	w.Write([]byte("left over"))
 	require.Equal(t, "left over", string(Drain(r)))
+
+	// More than one read's worth, all of it.
+	_, err = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	require.NoError(t, err)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 300<<10/16)
+	n, err := w.Write(big)
+	require.NoError(t, err)
+	require.Equal(t, len(big), n)
+	require.Equal(t, big, Drain(r))
+	require.Empty(t, Drain(r))
 }
 
 func TestReplacedTwice(t *testing.T) {
