@@ -186,10 +186,7 @@ func Write(path string, s Status) error {
 // (renameat replaces a symbolic link there, never follows it).
 func WriteAt(d *fifo.Dir, name string, s Status) error {
 	path := d.Join(name)
-	b, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("write status %s: %w", path, err)
-	}
+	b := s.AppendJSON(make([]byte, 0, 512))
 	var rnd [8]byte
 	unix.Getrandom(rnd[:], 0) // as crypto/rand, without linking it; only a name
 	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
