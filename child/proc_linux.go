@@ -83,6 +83,19 @@ func procSelfPID() int {
 	return pid
 }
 
+// hasChildren reports whether the process has any child, running or a
+// zombie, of any exit signal: waitid with WNOWAIT reaps nothing, and fails
+// with ECHILD only when there is none. It errs towards true.
+func hasChildren() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+		if err != unix.EINTR {
+			return err != unix.ECHILD
+		}
+	}
+}
+
 // children lists the agent's children from /proc/self/task/*/children;
 // ok is false when the kernel does not provide those files.
 func (r *Reaper) children() (pids []int, ok bool) {
@@ -94,7 +107,7 @@ func (r *Reaper) children() (pids []int, ok bool) {
 	for _, t := range tasks {
 		fd, err := unix.Open("/proc/self/task/"+t.Name()+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(os.Getpid()) {
+			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(r.procPID) {
 				return nil, false // no CONFIG_PROC_CHILDREN
 			}
 			continue // the thread is gone
