@@ -62,12 +62,7 @@ func pinThreads() (restore func()) {
 
 // threads lists the thread ids of the process.
 func threads() []int {
-	d, err := os.Open("/proc/self/task")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
+	names, _ := dirNames("/proc/self/task")
 	tids := make([]int, 0, len(names))
 	for _, n := range names {
 		if tid, err := strconv.Atoi(n); err == nil {
