@@ -86,8 +86,12 @@ func NewReaper(log *slog.Logger) *Reaper {
 // Close stops reaping and waits for the Reaper's goroutines. Call it after
 // every started child has been reaped: the children's parent-death signal is
 // tied to the spawning thread, which goes away with it.
+//
+// SIGCHLD stays registered on the Reaper's channel, which nobody reads any
+// more (os/signal drops what does not fit): signal.Stop would cost a round
+// trip to the runtime's signal thread, on the way out of every agent, to
+// undo what the process's exit undoes anyway.
 func (r *Reaper) Close() {
-	signal.Stop(r.sigs)
 	close(r.quit)
 	r.wg.Wait()
 	r.reap()
