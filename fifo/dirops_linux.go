@@ -198,6 +198,22 @@ func (d *Dir) Rename(from, to string) error {
 	return nil
 }
 
+// Exchange swaps the entries a and b of d atomically (renameat2 with
+// RENAME_EXCHANGE): both must exist, and links are swapped, not followed.
+// File systems without it fail with EINVAL.
+func (d *Dir) Exchange(a, b string) error {
+	if err := checkName(a); err != nil {
+		return err
+	}
+	if err := checkName(b); err != nil {
+		return err
+	}
+	if err := unix.Renameat2(d.Fd(), a, d.Fd(), b, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "exchange", Old: d.Join(a), New: d.Join(b), Err: err}
+	}
+	return nil
+}
+
 // OpenFile opens the entry name of d as a regular file with flag (O_CREAT
 // makes it with mode perm, less the umask), never following a link.
 // Anything but a regular file is refused; O_NONBLOCK is added so that a

@@ -182,8 +182,8 @@ func Write(path string, s Status) error {
 // WriteAt replaces the file name of d with s atomically: readers see the
 // old content or the new, never a part. Everything goes through d's
 // descriptor: a temporary file with a random name is created with
-// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and renamed over name
-// (renameat replaces a symbolic link there, never follows it).
+// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and put in name's place
+// (see replace: a symbolic link there is replaced, never followed).
 func WriteAt(d *fifo.Dir, name string, s Status) error {
 	path := d.Join(name)
 	b := s.AppendJSON(make([]byte, 0, 512))
@@ -208,12 +208,34 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 		err = cerr
 	}
 	if err == nil {
-		err = d.Rename(tmp, name)
+		err = replace(d, tmp, name)
 	}
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	renamed = true
+	return nil
+}
+
+// replace puts the file tmp of d in name's place atomically, as a rename
+// does. On ext4 a rename over an existing file first writes the new
+// file's data out (auto_da_alloc): 0.2 to 0.3 ms here, twice per start
+// and exit of the agent. Exchanging the two names (renameat2
+// RENAME_EXCHANGE) and removing the old file under the temporary name
+// takes a few microseconds. Where there is nothing to exchange with (the
+// first write) or no RENAME_EXCHANGE, it renames. A directory at name is
+// swapped back and refused, as rename refuses it.
+func replace(d *fifo.Dir, tmp, name string) error {
+	if d.Exchange(tmp, name) != nil {
+		return d.Rename(tmp, name)
+	}
+	if st, err := d.Stat(tmp); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := d.Exchange(tmp, name); err != nil {
+			return err
+		}
+		return &os.LinkError{Op: "rename", Old: d.Join(tmp), New: d.Join(name), Err: unix.EISDIR}
+	}
+	d.Remove(tmp) // the old file; the new one is in place whatever this says
 	return nil
 }
 
