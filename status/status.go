@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -190,7 +191,7 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 	var rnd [8]byte
 	unix.Getrandom(rnd[:], 0) // as crypto/rand, without linking it; only a name
 	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
-	f, err := d.OpenFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	fd, err := d.Create(tmp, 0o600)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
@@ -200,11 +201,11 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 			d.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(append(b, '\n'))
+	err = writeAll(fd, append(b, '\n'))
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = unix.Fchmod(fd, 0o644)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err == nil {
@@ -229,13 +230,28 @@ func replace(d *fifo.Dir, tmp, name string) error {
 	if d.Exchange(tmp, name) != nil {
 		return d.Rename(tmp, name)
 	}
-	if st, err := d.Stat(tmp); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	// The old file goes; unlinkat refuses a directory.
+	if err := d.Remove(tmp); errors.Is(err, unix.EISDIR) {
 		if err := d.Exchange(tmp, name); err != nil {
 			return err
 		}
 		return &os.LinkError{Op: "rename", Old: d.Join(tmp), New: d.Join(name), Err: unix.EISDIR}
 	}
-	d.Remove(tmp) // the old file; the new one is in place whatever this says
+	return nil // the new file is in place, even should the old one stay
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
 	return nil
 }
 
