@@ -97,6 +97,14 @@ func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request,
 		}
 		agentEnds[i], childEnds[i] = ours, theirs
 	}
+	if len(req.Stdin) <= smallStdin {
+		// Before the start, while the child's end is still open here,
+		// the write cannot fail; after it, a child that exits without
+		// reading (true) makes it fail with EPIPE, and a SIGPIPE goes
+		// through the agent's signal relay for nothing.
+		agentEnds[0].Write(req.Stdin) // fits in any empty pipe: never waits
+		agentEnds[0].Close()
+	}
 	spec := e.cfg.spec()
 	spec.Path = e.path
 	spec.Args = append(append([]string(nil), e.cfg.Args...), req.Args...)
@@ -126,11 +134,10 @@ func (e *execMode) start(req protocol.Parsed, out *output, c *cancel) (*request,
 // KiB is not guaranteed).
 const smallStdin = 4096
 
-// feed writes the request's stdin to the child and closes it.
+// feed writes the request's stdin to the child and closes it, unless
+// start did, which it does with small ones.
 func (r *request) feed() {
 	if len(r.req.Stdin) <= smallStdin {
-		r.stdin.Write(r.req.Stdin) // fits in any empty pipe: never waits
-		r.stdin.Close()
 		return
 	}
 	r.io.Add(1)
@@ -242,11 +249,19 @@ func (e *execMode) finish(ctx context.Context, r *request, x end, release func()
 	<-gone
 }
 
+// pumpBuffers keeps pump's buffers from one request to the next: two of
+// 64 KiB per request, which would otherwise be zeroed for every one and
+// make the collector run every few dozen requests. Frames copy what they
+// send, so nothing of a buffer outlives its pump.
+var pumpBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
 // pump turns what the child writes to f into frames of type typ until f ends
 // or its deadline passes; then it takes what is still buffered and returns.
 // A UTF-8 character cut between two reads is sent whole.
 func pump(out *output, id, typ string, f *os.File) {
-	buf := make([]byte, 64<<10)
+	b := pumpBuffers.Get().(*[64 << 10]byte)
+	defer pumpBuffers.Put(b)
+	buf := b[:]
 	held := 0 // bytes of a cut character kept at the start of buf
 	send := func(data []byte, final bool) {
 		whole, rest := data, []byte(nil)

@@ -19,7 +19,9 @@ func pipe(agentReads bool) (agent, child *os.File, err error) {
 	if agentReads {
 		a, c = fds[0], fds[1]
 	}
-	if err := unix.SetNonblock(a, true); err != nil {
+	// A new pipe end has no status flag set: O_NONBLOCK is all there is,
+	// no F_GETFL needed.
+	if _, err := unix.FcntlInt(uintptr(a), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("make pipe: %w", err)

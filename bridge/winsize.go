@@ -1,14 +1,14 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -31,31 +31,52 @@ const maxWinsize = 64
 // holds it; an empty file is not a size yet and ignored quietly.
 func (t *terminal) watchWinsize(dir *fifo.Dir, done <-chan struct{}) {
 	log := t.cfg.Log
-	w, err := fsnotify.NewWatcher()
+	w, err := fifo.NewWatcher()
 	if err != nil {
 		log.Warn("cannot watch for window sizes: "+winsizeName+" is not read", "err", err)
 		return
 	}
 	defer w.Close()
-	if err := w.Add(fmt.Sprintf("/proc/self/fd/%d", dir.Fd())); err != nil {
+	if _, err := w.Add(fmt.Sprintf("/proc/self/fd/%d", dir.Fd()), winsizeEvents); err != nil {
 		log.Warn("cannot watch for window sizes: "+winsizeName+" is not read", "dir", dir.Path(), "err", err)
 		return
 	}
-	bad := "" // the text last logged as not a size
-	for {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // done ends the wait for events
+		defer wg.Done()
 		select {
 		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer wg.Wait()
+	defer cancel()
+	bad := "" // the text last logged as not a size
+	for {
+		evs, err := w.Next(ctx)
+		if ctx.Err() != nil {
 			return
-		case err := <-w.Errors:
-			log.Warn("watching for window sizes", "err", err)
-		case ev := <-w.Events:
-			if filepath.Base(ev.Name) != winsizeName || !ev.Has(fsnotify.Write|fsnotify.Create) {
-				continue
+		}
+		if err != nil {
+			log.Warn("cannot watch for window sizes any more: "+winsizeName+" is not read", "err", err)
+			return
+		}
+		for _, ev := range evs {
+			// An overflow of the event queue may have lost one for the file.
+			if ev.Name == winsizeName && ev.Mask&winsizeEvents != 0 || ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				bad = t.applyWinsize(dir, bad)
+				break
 			}
-			bad = t.applyWinsize(dir, bad)
 		}
 	}
 }
+
+// winsizeEvents are the events of DIR that may bring a new size: the
+// file written (IN_MODIFY), made, or renamed there.
+const winsizeEvents = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO
 
 // applyWinsize resizes the terminals to the size in DIR/winsize. What
 // cannot be used is logged unless it is bad, what was logged last; it

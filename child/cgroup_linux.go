@@ -31,6 +31,7 @@ type Cgroups struct {
 	mu          sync.Mutex
 	made        map[*Cgroup]bool // not removed yet
 	closed      bool
+	spare       *Cgroup // made by OpenCgroups, for the first child
 }
 
 // Cgroup is one child's cgroup.
@@ -48,8 +49,10 @@ const removeBusyFor = 2 * time.Second
 var rmdirCgroup = unix.Rmdir
 
 // OpenCgroups checks that dir is a cgroup v2 directory in which the agent
-// can make cgroups that have cgroup.kill (Linux 5.14), by making one and
-// removing it.
+// can make cgroups that have cgroup.kill (Linux 5.14), by making one. That
+// one is the first child's (or removed by Close): making a cgroup and
+// removing it again would cost every start a mkdir and an rmdir, which
+// take the kernel's cgroup lock.
 func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {
@@ -67,11 +70,11 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, kerr := os.Stat(filepath.Join(probe.path, "cgroup.kill"))
-	probe.Remove()
-	if kerr != nil {
-		return nil, fmt.Errorf("cgroup %s: no cgroup.kill (Linux before 5.14?): %w", dir, kerr)
+	if _, err := os.Stat(filepath.Join(probe.path, "cgroup.kill")); err != nil {
+		probe.Remove()
+		return nil, fmt.Errorf("cgroup %s: no cgroup.kill (Linux before 5.14?): %w", dir, err)
 	}
+	m.spare = probe
 	return m, nil
 }
 
@@ -84,6 +87,10 @@ func (m *Cgroups) New() (*Cgroup, error) {
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, errors.New("make cgroup: closed")
+	}
+	if c := m.spare; c != nil {
+		m.spare = nil
+		return c, nil
 	}
 	path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
 	if err := unix.Mkdir(path, 0o755); err != nil {
@@ -138,7 +145,7 @@ func (c *Cgroup) Kill() error {
 func (c *Cgroup) Populated() bool { return populated(c.path) }
 
 func populated(path string) bool {
-	b, err := os.ReadFile(filepath.Join(path, "cgroup.events"))
+	b, err := readFile(filepath.Join(path, "cgroup.events"))
 	if err != nil {
 		return false // removed
 	}
@@ -154,7 +161,7 @@ func populated(path string) bool {
 func (c *Cgroup) Procs() []int { return cgroupProcs(c.path) }
 
 func cgroupProcs(path string) []int {
-	b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+	b, err := readFile(filepath.Join(path, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package child
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -26,12 +25,7 @@ func MarkInheritedCloseOnExec() error {
 			}
 		}
 	}
-	d, err := os.Open("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("list /proc/self/fd: %w", err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	names, err := dirNames("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("list /proc/self/fd: %w", err)
 	}
@@ -50,11 +44,9 @@ func MarkInheritedCloseOnExec() error {
 
 // CountDescriptors returns how many descriptors the process has open.
 func CountDescriptors() int {
-	d, err := os.Open("/proc/self/fd")
+	names, err := dirNames("/proc/self/fd")
 	if err != nil {
 		return -1
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
 	return len(names) - 1 // less the directory itself
 }

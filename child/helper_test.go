@@ -107,6 +107,21 @@ func runHelper(name string, args []string) {
 		time.Sleep(time.Minute)
 	case "sleep":
 		time.Sleep(time.Minute)
+	case "haschildren": // prints hasChildren with none, one running, one a zombie, none again
+		say := func() { fmt.Println(hasChildren()) }
+		say()
+		self, _ := os.Executable()
+		c := exec.Command(self)
+		c.Env = append(os.Environ(), "CHILD_TEST_HELPER=sleep")
+		c.Start()
+		say()
+		c.Process.Kill()
+		for q, _ := readProc(strconv.Itoa(c.Process.Pid)); q.state != 'Z'; q, _ = readProc(strconv.Itoa(c.Process.Pid)) {
+			time.Sleep(time.Millisecond)
+		}
+		say()
+		c.Wait()
+		say()
 	case "ignoreterm": // says "ready" once TERM is ignored
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")

@@ -3,7 +3,6 @@ package child
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -52,12 +51,10 @@ func readProc(pid string) (proc, bool) {
 // processes lists every live process in /proc; zombies are left out, since
 // they hold nothing and only wait to be reaped.
 func processes() []proc {
-	d, err := os.Open("/proc")
+	names, err := dirNames("/proc")
 	if err != nil {
 		return nil
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
 	out := make([]proc, 0, len(names))
 	for _, name := range names {
 		if name[0] < '0' || name[0] > '9' {
@@ -70,31 +67,46 @@ func processes() []proc {
 	return out
 }
 
+// procSelfPID is the agent's pid as /proc sees it, -1 when it does not.
 func procSelfPID() int {
-	b, err := os.ReadFile("/proc/self/stat")
+	// The link names the process by its pid as /proc sees it.
+	var buf [32]byte
+	n, err := unix.Readlink("/proc/self", buf[:])
 	if err != nil {
 		return -1
 	}
-	f := bytes.Fields(b)
-	if len(f) == 0 {
+	pid, err := strconv.Atoi(string(buf[:n]))
+	if err != nil {
 		return -1
 	}
-	pid, _ := strconv.Atoi(string(f[0]))
 	return pid
+}
+
+// hasChildren reports whether the process has any child, running or a
+// zombie, of any exit signal: waitid with WNOWAIT reaps nothing, and fails
+// with ECHILD only when there is none. It errs towards true.
+func hasChildren() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+		if err != unix.EINTR {
+			return err != unix.ECHILD
+		}
+	}
 }
 
 // children lists the agent's children from /proc/self/task/*/children;
 // ok is false when the kernel does not provide those files.
 func (r *Reaper) children() (pids []int, ok bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
+	tasks, err := dirNames("/proc/self/task")
 	if err != nil {
 		return nil, false
 	}
 	var buf [4096]byte
 	for _, t := range tasks {
-		fd, err := unix.Open("/proc/self/task/"+t.Name()+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open("/proc/self/task/"+t+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) && t.Name() == strconv.Itoa(os.Getpid()) {
+			if errors.Is(err, unix.ENOENT) && t == strconv.Itoa(r.procPID) {
 				return nil, false // no CONFIG_PROC_CHILDREN
 			}
 			continue // the thread is gone

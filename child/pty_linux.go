@@ -109,7 +109,7 @@ func setWinsize(fd int, size Winsize) error {
 // is signalled once p's number names a new process: a session's id is not
 // reused while the session has a member.
 func (r *Reaper) Hangup(p *Process) int {
-	if r.procPID != os.Getpid() {
+	if r.foreign {
 		return 0 // pids in /proc are another namespace's
 	}
 	all := processes()

@@ -30,6 +30,7 @@ type Reaper struct {
 	wg    sync.WaitGroup
 
 	procPID   int            // our pid as /proc sees it; differs when /proc is another namespace's
+	foreign   bool           // procPID is not our pid: /proc is another PID namespace's
 	inherited map[int]uint64 // children we had before any start (pid to start time): not ours to stop
 }
 
@@ -51,23 +52,27 @@ func NewReaper(log *slog.Logger) *Reaper {
 			log.Warn("cannot become a child subreaper; orphans of children will not be reaped here", "err", err)
 		}
 	}
+	r.foreign = r.procPID != os.Getpid()
 	// An entrypoint shell may have left background jobs before it exec'd
-	// the agent; they are its children, but no child's tree.
+	// the agent; they are its children, but no child's tree. Usually there
+	// are none, and one waitid says so.
 	r.inherited = make(map[int]uint64)
-	kids, ok := r.children()
-	if !ok { // no /proc/self/task/*/children: scan all of /proc
-		for _, q := range processes() {
-			if q.ppid == r.procPID {
-				kids = append(kids, q.pid)
+	if hasChildren() {
+		kids, ok := r.children()
+		if !ok { // no /proc/self/task/*/children: scan all of /proc
+			for _, q := range processes() {
+				if q.ppid == r.procPID {
+					kids = append(kids, q.pid)
+				}
+			}
+		}
+		for _, pid := range kids {
+			if q, ok := readProc(strconv.Itoa(pid)); ok {
+				r.inherited[q.pid] = q.start
 			}
 		}
 	}
-	for _, pid := range kids {
-		if q, ok := readProc(strconv.Itoa(pid)); ok {
-			r.inherited[q.pid] = q.start
-		}
-	}
-	if r.procPID != os.Getpid() {
+	if r.foreign {
 		log.Warn("/proc belongs to another PID namespace; stopping a tree reaches only its process group",
 			"pid", os.Getpid(), "proc_pid", r.procPID)
 	}
@@ -81,8 +86,12 @@ func NewReaper(log *slog.Logger) *Reaper {
 // Close stops reaping and waits for the Reaper's goroutines. Call it after
 // every started child has been reaped: the children's parent-death signal is
 // tied to the spawning thread, which goes away with it.
+//
+// SIGCHLD stays registered on the Reaper's channel, which nobody reads any
+// more (os/signal drops what does not fit): signal.Stop would cost a round
+// trip to the runtime's signal thread, on the way out of every agent, to
+// undo what the process's exit undoes anyway.
 func (r *Reaper) Close() {
-	signal.Stop(r.sigs)
 	close(r.quit)
 	r.wg.Wait()
 	r.reap()

@@ -1,7 +1,6 @@
 package child
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/signal"
@@ -84,14 +83,12 @@ func InheritedSignals() (*SignalState, error) {
 
 // ignoredMask is SigIgn of /proc/thread-self/status: bit N-1 is signal N.
 func ignoredMask() (uint64, error) {
-	f, err := os.Open("/proc/thread-self/status")
+	b, err := readFile("/proc/thread-self/status")
 	if err != nil {
 		return 0, fmt.Errorf("read ignored signals: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "SigIgn:"); ok {
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
 			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 			if err != nil {
 				return 0, fmt.Errorf("read ignored signals: %w", err)
@@ -123,7 +120,9 @@ func (st *SignalState) forkWith(fork func() (int, error)) (int, error) {
 	signal.Ignore(st.Ignored...)
 	pid, err := fork()
 	if st.Catch != nil {
-		signal.Notify(st.Catch, st.Ignored...)
+		// No fork is under way here, and the next one is made on this
+		// thread too: Catch's thread pinning reaches no child.
+		Catch(st.Catch, st.Ignored...)
 	}
 	return pid, err
 }

@@ -1,7 +1,6 @@
 package child
 
 import (
-	"os"
 	"slices"
 	"strconv"
 	"syscall"
@@ -51,7 +50,7 @@ type procKey struct {
 // tree returns the processes of p's tree still running, as far as they can
 // be told apart from other children's (see above).
 func (r *Reaper) tree(p *Process) []proc {
-	if r.procPID != os.Getpid() {
+	if r.foreign {
 		return nil // pids in /proc are another namespace's; only the group is reachable
 	}
 	all := processes()
@@ -264,8 +263,12 @@ func (r *Reaper) treeGone(p *Process) bool {
 	if !r.exited(p) || syscall.Kill(-p.Pid, 0) != syscall.ESRCH {
 		return false
 	}
-	if r.procPID != os.Getpid() {
+	if r.foreign {
 		return true // only the group is reachable at all
+	}
+	// No child at all, the usual case once p was reaped: no orphan either.
+	if !hasChildren() {
+		return true
 	}
 	// Under mu no child is reaped (reap holds it across wait4): a child
 	// released while the children files are read could make the kernel

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -191,14 +192,35 @@ func readBuffered(f *os.File, p []byte) int {
 // Drain reads from the non-blocking f everything buffered in it now, without
 // waiting. It is how bytes left in a pipe by a process that went away are
 // recovered.
+// Nothing is allocated while nothing is buffered, the usual case: every
+// exec request and every stream child ends with a Drain.
 func Drain(f *os.File) []byte {
 	var out []byte
-	buf := make([]byte, 64<<10)
 	for {
-		n := readBuffered(f, buf)
+		avail := buffered(f)
+		if avail == 0 {
+			return out
+		}
+		out = slices.Grow(out, min(avail, 64<<10))
+		n := readBuffered(f, out[len(out):cap(out)])
 		if n == 0 {
 			return out
 		}
-		out = append(out, buf[:n]...)
+		out = out[:len(out)+n]
 	}
+}
+
+// buffered returns how many bytes FIONREAD says f holds, 0 on failure.
+func buffered(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	avail := 0
+	rc.Control(func(fd uintptr) {
+		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil && n > 0 {
+			avail = n
+		}
+	})
+	return avail
 }

@@ -249,6 +249,16 @@ func TestDrain(t *testing.T) {
 	require.Empty(t, Drain(r), "an empty pipe drains to nothing, without waiting")
 	w.Write([]byte("left over"))
 	require.Equal(t, "left over", string(Drain(r)))
+
+	// More than one read's worth, all of it.
+	_, err = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	require.NoError(t, err)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 300<<10/16)
+	n, err := w.Write(big)
+	require.NoError(t, err)
+	require.Equal(t, len(big), n)
+	require.Equal(t, big, Drain(r))
+	require.Empty(t, Drain(r))
 }
 
 func TestReplacedTwice(t *testing.T) {
@@ -300,4 +310,48 @@ func TestReplacedTwice(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "AB", string(got))
 	})
+}
+
+func TestWatcher(t *testing.T) {
+	checkLeaks(t)
+	dir := t.TempDir()
+	w, err := NewWatcher()
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = w.Add(dir, unix.IN_CREATE|unix.IN_MODIFY)
+	require.NoError(t, err)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "winsize"), []byte("80x24"), 0o644))
+	evs, err := w.Next(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	require.Equal(t, "winsize", evs[0].Name)
+	require.NotZero(t, evs[0].Mask&unix.IN_CREATE)
+
+	// A done context ends a wait with no event, and the next wait still
+	// sees events.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	for {
+		if _, err = w.Next(ctx); err != nil {
+			break // the write's IN_MODIFY events may come first
+		}
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	evs, err = w.Next(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "sub", evs[len(evs)-1].Name)
+
+	// Close ends a wait under way.
+	errs := make(chan error, 1)
+	go func() { _, err := w.Next(context.Background()); errs <- err }()
+	time.Sleep(20 * time.Millisecond)
+	w.Close()
+	select {
+	case err := <-errs:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end Next")
+	}
 }

@@ -123,3 +123,34 @@ func TestLock(t *testing.T) {
 	_, err = AgentAlive(dir)
 	require.True(t, err != nil && strings.Contains(err.Error(), "not a regular file"), "%v", err)
 }
+
+// TestWriteReplaces: each write replaces the file, whatever was there but a
+// directory, and leaves no other file behind; a directory there is
+// refused and left as it was.
+func TestWriteReplaces(t *testing.T) {
+	dir := t.TempDir()
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	path := filepath.Join(dir, "status.json")
+	for i := 1; i <= 3; i++ { // none there, then the last write's file
+		require.NoError(t, WriteAt(d, "status.json", Status{PID: i}))
+		s, err := Read(path)
+		require.NoError(t, err)
+		require.Equal(t, i, s.PID)
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, ents, 1, "no temporary or old file is left")
+	}
+
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Mkdir(path, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(path, "inside"), []byte("x"), 0o644))
+	require.Error(t, WriteAt(d, "status.json", Status{PID: 9}))
+	b, err := os.ReadFile(filepath.Join(path, "inside"))
+	require.NoError(t, err, "the directory is back in its place")
+	require.Equal(t, "x", string(b))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "no temporary file is left")
+}

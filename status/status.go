@@ -2,9 +2,9 @@ package status
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -134,12 +134,13 @@ func (w *Writer) Poke() {
 // often, not once per request.
 const coalesce = 50 * time.Millisecond
 
-// Run writes the file until ctx is done; it writes once at once.
+// Run writes the file every Interval and after each Poke until ctx is
+// done. It does not write at once: Attach just did, and before Attach
+// there is nowhere to write.
 func (w *Writer) Run(ctx context.Context) {
 	t := time.NewTicker(Interval)
 	defer t.Stop()
 	for {
-		w.Write()
 		select {
 		case <-ctx.Done():
 			return
@@ -151,6 +152,7 @@ func (w *Writer) Run(ctx context.Context) {
 			case <-time.After(coalesce):
 			}
 		}
+		w.Write()
 	}
 }
 
@@ -181,18 +183,15 @@ func Write(path string, s Status) error {
 // WriteAt replaces the file name of d with s atomically: readers see the
 // old content or the new, never a part. Everything goes through d's
 // descriptor: a temporary file with a random name is created with
-// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and renamed over name
-// (renameat replaces a symbolic link there, never follows it).
+// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and put in name's place
+// (see replace: a symbolic link there is replaced, never followed).
 func WriteAt(d *fifo.Dir, name string, s Status) error {
 	path := d.Join(name)
-	b, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("write status %s: %w", path, err)
-	}
+	b := s.AppendJSON(make([]byte, 0, 512))
 	var rnd [8]byte
-	rand.Read(rnd[:])
+	unix.Getrandom(rnd[:], 0) // as crypto/rand, without linking it; only a name
 	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
-	f, err := d.OpenFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	fd, err := d.Create(tmp, 0o600)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
@@ -202,20 +201,57 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 			d.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(append(b, '\n'))
+	err = writeAll(fd, append(b, '\n'))
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = unix.Fchmod(fd, 0o644)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = d.Rename(tmp, name)
+		err = replace(d, tmp, name)
 	}
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	renamed = true
+	return nil
+}
+
+// replace puts the file tmp of d in name's place atomically, as a rename
+// does. On ext4 a rename over an existing file first writes the new
+// file's data out (auto_da_alloc): 0.2 to 0.3 ms here, twice per start
+// and exit of the agent. Exchanging the two names (renameat2
+// RENAME_EXCHANGE) and removing the old file under the temporary name
+// takes a few microseconds. Where there is nothing to exchange with (the
+// first write) or no RENAME_EXCHANGE, it renames. A directory at name is
+// swapped back and refused, as rename refuses it.
+func replace(d *fifo.Dir, tmp, name string) error {
+	if d.Exchange(tmp, name) != nil {
+		return d.Rename(tmp, name)
+	}
+	// The old file goes; unlinkat refuses a directory.
+	if err := d.Remove(tmp); errors.Is(err, unix.EISDIR) {
+		if err := d.Exchange(tmp, name); err != nil {
+			return err
+		}
+		return &os.LinkError{Op: "rename", Old: d.Join(tmp), New: d.Join(name), Err: unix.EISDIR}
+	}
+	return nil // the new file is in place, even should the old one stay
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -43,12 +42,16 @@ func run(args []string) int {
 
 	// Signals are registered before the first child starts, and after the
 	// signal state to hand on to children is read.
+	// They stay registered until the process exits: a signal that comes
+	// while the agent winds down is caught and dropped, never given its
+	// default action (a TERM would end the agent with 143 instead of the
+	// child's code), and signal.Stop would cost a hand-off to the
+	// runtime's signal thread per signal, more than the rest of the exit.
 	sigs, sigState, err := catchSignals()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
 		return exitUsage
 	}
-	defer signal.Stop(sigs)
 	cfg.Signals = sigState
 	cfg.Terminal = child.ControllingTerminal()
 	forward := make(chan os.Signal, 16)

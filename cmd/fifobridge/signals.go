@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -65,7 +64,7 @@ func catchSignals() (chan os.Signal, *child.SignalState, error) {
 		return nil, nil, err
 	}
 	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs, caught()...)
+	child.Catch(sigs, caught()...)
 	st.Catch = sigs
 	return sigs, st, nil
 }
