@@ -56,7 +56,7 @@ func (s *Source) Read(p []byte) (int, error) {
 			s.retire(old)
 			continue
 		}
-		n, err := f.Read(p)
+		n, err := SpinRead(f, p)
 		if err != nil && os.IsTimeout(err) {
 			continue // Reopen woke us
 		}

@@ -1,0 +1,205 @@
+package fifo
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The waits of this package first poll for a short window without sleeping,
+// and only then park in the runtime poller.
+//
+// Why: a round trip through the agent crosses four pipes. Parking after
+// each hop puts the agent's CPU to sleep, and on a virtual machine waking it
+// again (an inter-processor interrupt, the runtime's poller, a futex hand-off
+// between threads) costs more than the hop itself. While lines come and go
+// back to back, the next event is a few microseconds away: polling for it
+// with a zero timeout, yielding the CPU between polls so that the child and
+// the writer can run on the same CPU, finds it without any of that.
+//
+// The window adapts. It only ever starts after bytes moved, so an agent
+// that sees no traffic spins not at all. When a window passes without an
+// event and the wait that follows is long, the next window is half as long;
+// when a wait that parked ends soon after the window, the next is twice as
+// long, up to spinMax. Sparse traffic therefore soon costs nothing but the
+// parked wait it had before.
+//
+// Every wait of the process is listed while it lasts, parked or spinning,
+// and a spinning wait polls the descriptors of all of them: when one of a
+// parked wait is ready, the spinner parks at once, so that the runtime's
+// poller wakes the other wait rather than let it stand behind the window.
+
+const (
+	spinMax     = 50 * time.Microsecond
+	spinMin     = 2 * time.Microsecond // below this the window is off
+	spinWaiters = 8                    // more waits than this: nobody spins
+)
+
+// spinWindow is the current window in nanoseconds; 0 is off.
+var spinWindow atomic.Int64
+
+func init() { spinWindow.Store(int64(spinMax)) }
+
+// waiter is one wait under way: a descriptor, the events it waits for, and
+// whether it is polling (spinning) rather than parked.
+type waiter struct {
+	fd       int32
+	events   int16
+	spinning bool
+}
+
+var waits struct {
+	mu   sync.Mutex
+	list []*waiter
+}
+
+func listWait(w *waiter) {
+	waits.mu.Lock()
+	waits.list = append(waits.list, w)
+	waits.mu.Unlock()
+}
+
+func unlistWait(w *waiter) {
+	waits.mu.Lock()
+	defer waits.mu.Unlock()
+	for i, x := range waits.list {
+		if x == w {
+			waits.list = append(waits.list[:i], waits.list[i+1:]...)
+			return
+		}
+	}
+}
+
+// spinPoll fills fds with w's descriptor first and then those of the waits
+// that are parked, and tells whether spinning is allowed now.
+func spinPoll(w *waiter, fds []unix.PollFd) ([]unix.PollFd, bool) {
+	waits.mu.Lock()
+	defer waits.mu.Unlock()
+	fds = append(fds[:0], unix.PollFd{Fd: w.fd, Events: w.events})
+	if len(waits.list) > spinWaiters {
+		return fds, false
+	}
+	for _, x := range waits.list {
+		if x != w && !x.spinning {
+			fds = append(fds, unix.PollFd{Fd: x.fd, Events: x.events})
+		}
+	}
+	return fds, true
+}
+
+// spin polls w's descriptor for up to the window. It returns true when the
+// descriptor is ready, false when the window passed or a parked wait's
+// descriptor became ready first. The descriptor must stay open meanwhile:
+// callers spin inside RawConn callbacks. A descriptor of another wait that
+// was closed since it was listed can at worst end the spin early.
+func spin(w *waiter) bool {
+	window := time.Duration(spinWindow.Load())
+	if window == 0 {
+		return false
+	}
+	var buf [spinWaiters + 1]unix.PollFd
+	start := time.Now()
+	waits.mu.Lock()
+	w.spinning = true
+	waits.mu.Unlock()
+	defer func() {
+		waits.mu.Lock()
+		w.spinning = false
+		waits.mu.Unlock()
+	}()
+	for {
+		fds, ok := spinPoll(w, buf[:])
+		if !ok {
+			return false
+		}
+		n, err := unix.Poll(fds, 0)
+		if err == nil && n > 0 {
+			return fds[0].Revents != 0
+		}
+		if time.Since(start) >= window {
+			return false
+		}
+		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // the child may need this CPU
+		runtime.Gosched()                           // another wait may be spinning
+	}
+}
+
+// adapt tunes the window after a wait that parked for parked.
+func adapt(parked time.Duration) {
+	w := time.Duration(spinWindow.Load())
+	switch {
+	case parked < 2*spinMax: // the event came soon: a longer window would have caught it
+		w = min(max(2*w, spinMin), spinMax)
+	case parked > 8*spinMax:
+		if w /= 2; w < spinMin {
+			w = 0
+		}
+	default:
+		return
+	}
+	spinWindow.Store(int64(w))
+}
+
+// ready reports whether fd has events, or an error that a read or write
+// would report, without waiting.
+func ready(fd uintptr, events int16) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0
+}
+
+// waitFor waits until f has events: first by polling, for the window, and
+// then in the runtime poller, through RawConn, which first resets the
+// poller's readiness for f and then calls back: the callback asks poll(2)
+// whether f is ready already, so that readiness that came before the reset
+// is not lost, and what comes after it wakes the wait. f's deadlines apply
+// to the parked wait; a deadline in the past is noticed at the latest when
+// the window ends.
+func waitFor(f *os.File, events int16) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var w *waiter // listed from the first callback on, with f's descriptor
+	var parkedAt time.Time
+	check := func(fd uintptr) bool {
+		if w != nil {
+			return ready(fd, events)
+		}
+		w = &waiter{fd: int32(fd), events: events}
+		listWait(w)
+		if spinWindow.Load() == 0 {
+			if ready(fd, events) {
+				return true
+			}
+		} else if spin(w) {
+			return true
+		}
+		parkedAt = time.Now()
+		return false
+	}
+	if events == unix.POLLOUT {
+		err = rc.Write(check)
+	} else {
+		err = rc.Read(check)
+	}
+	if w != nil {
+		unlistWait(w)
+	}
+	if !parkedAt.IsZero() {
+		adapt(time.Since(parkedAt))
+	}
+	return err
+}
+
+// SpinRead is f.Read for a non-blocking f (a pipe, a FIFO, a terminal's
+// master) that waits for bytes as this package's splices do: polling for
+// the busy-poll window first, then parked.
+func SpinRead(f *os.File, p []byte) (int, error) {
+	waitReadable(f) // its error, if any, is f.Read's too
+	return f.Read(p)
+}

@@ -1,0 +1,104 @@
+package fifo
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// setWindow sets the busy-poll window for one test and restores it after.
+func setWindow(t *testing.T, d time.Duration) {
+	was := spinWindow.Load()
+	spinWindow.Store(int64(d))
+	t.Cleanup(func() { spinWindow.Store(was) })
+}
+
+func TestSpinAdapts(t *testing.T) {
+	setWindow(t, spinMax)
+	adapt(time.Second) // sparse traffic: the window shrinks...
+	assert.Equal(t, int64(spinMax/2), spinWindow.Load())
+	for range 10 {
+		adapt(time.Second)
+	}
+	assert.Zero(t, spinWindow.Load(), "...until it is off")
+	adapt(3 * spinMax) // neither soon nor late: no change
+	assert.Zero(t, spinWindow.Load())
+	adapt(time.Microsecond) // a wait that parked ended soon: it grows again
+	assert.Equal(t, int64(spinMin), spinWindow.Load())
+	for range 10 {
+		adapt(time.Microsecond)
+	}
+	assert.Equal(t, int64(spinMax), spinWindow.Load(), "never beyond spinMax")
+}
+
+// A spinning wait gives way as soon as a parked wait's descriptor is ready:
+// with a window of an hour, this test ends only if it does.
+func TestSpinYieldsToParkedWait(t *testing.T) {
+	setWindow(t, time.Hour)
+	mine := newPipe(t)
+	other := newPipe(t)
+	parked := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN}
+	listWait(parked)
+	defer unlistWait(parked)
+	_, err := other.w.Write([]byte("x"))
+	require.NoError(t, err)
+	me := &waiter{fd: int32(mine.r.Fd()), events: unix.POLLIN}
+	listWait(me)
+	defer unlistWait(me)
+	assert.False(t, spin(me), "the spin must end, not report its own descriptor ready")
+}
+
+// A spinning wait sees its own descriptor become ready.
+func TestSpinSeesOwnDescriptor(t *testing.T) {
+	setWindow(t, time.Hour)
+	mine := newPipe(t)
+	_, err := mine.w.Write([]byte("x"))
+	require.NoError(t, err)
+	me := &waiter{fd: int32(mine.r.Fd()), events: unix.POLLIN}
+	listWait(me)
+	defer unlistWait(me)
+	assert.True(t, spin(me))
+}
+
+// With more waits than spinWaiters, nobody spins.
+func TestSpinOffWithManyWaits(t *testing.T) {
+	setWindow(t, time.Hour)
+	p := newPipe(t)
+	for range spinWaiters {
+		w := &waiter{fd: int32(p.r.Fd()), events: unix.POLLIN}
+		listWait(w)
+		defer unlistWait(w)
+	}
+	me := &waiter{fd: int32(p.r.Fd()), events: unix.POLLIN}
+	listWait(me)
+	defer unlistWait(me)
+	assert.False(t, spin(me))
+}
+
+// SpinRead waits for bytes through the window and the parked wait alike.
+func TestSpinRead(t *testing.T) {
+	for _, window := range []time.Duration{0, spinMax} {
+		setWindow(t, window)
+		p := newPipe(t)
+		go func() { p.w.Write([]byte("late")) }()
+		buf := make([]byte, 8)
+		n, err := SpinRead(p.r, buf)
+		require.NoError(t, err)
+		assert.Equal(t, "late", string(buf[:n]))
+	}
+}
+
+type pipePair struct{ r, w *os.File }
+
+// newPipe returns a pipe whose read end is non-blocking (in the runtime
+// poller), closed when the test ends.
+func newPipe(t *testing.T) pipePair {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return pipePair{r, w}
+}
