@@ -1,119 +1,152 @@
 // Command fifobench measures fifobridge against what a user would otherwise
-// run, side by side in one run: a direct relay (cat <>in >out, no bridge at
-// all), socat bridging the FIFOs to EXEC:cat, and for the init part tini,
-// dumb-init and the bare program. Contenders alternate within every round,
-// and the table reports medians over the rounds.
+// run, as a user's script sees it, side by side in one run.
 //
-//	go run ./cmd/fifobench [-rounds 5] [-size 64] [-out docs]
+//	go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out docs]
 //
-// It prints a Markdown table and writes docs/bench.md and docs/bench.svg.
+// A single-threaded client (bench/client.c, compiled here; a Go one on a
+// locked thread without a C compiler) writes a line into DIR/in with one
+// blocking write and reads its echo from DIR/out. The data-path contenders
+// are a direct relay (cat <>in >out), the C floor bridge (bench/floor.c:
+// one thread, poll+splice), socat, fifobridge and fifobridge -tty, in two
+// CPU placements: all on one CPU, and unpinned. Start and exit compare
+// fifobridge with tini, dumb-init, catatonit, bare true and a minimal Go
+// init (bench/goinit); exec mode with Go's exec.Command. Contenders
+// alternate within every round, and the tables give the median over the
+// rounds with the smallest and largest round. It prints Markdown and
+// writes docs/bench.md and docs/bench.svg.
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
 
+// config is the command line.
 type config struct {
-	bin     string // the fifobridge binary under test
-	rounds  int
-	sizeMiB int
-	pings   int // round trips per latency round
-	execN   int // requests per exec round
-	spawns  int // runs per wrapper round
-	work    string
-	env     []string // extra environment for fifobridge
+	bin        string // the fifobridge binary under test; "" to build it
+	rounds     int
+	only       []string
+	pings      int           // round trips per latency run
+	sizeMiB    int           // MiB per throughput run
+	spawns     int           // starts per start-and-exit run
+	requests   int           // exec-mode requests per run
+	idle       time.Duration // each idle measurement
+	stall      int           // round trips under load, once; 0 for none
+	straceN    int           // round trips under strace, once; 0 for none
+	clientKind string        // auto, c or go
+	cpu        int           // the CPU of the pinned placement
+	out        string        // directory for bench.md and bench.svg
 }
+
+// perRound are the parts measured in every round, perRun those measured
+// once after the rounds.
+var (
+	perRound = map[string]func(*bench, int, *results) error{
+		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode, "idle": idle,
+	}
+	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "idle", "stall", "syscalls"}
+)
 
 func main() {
-	var cfg config
-	out := flag.String("out", "docs", "directory for bench.md and bench.svg (\"\" for none)")
-	flag.StringVar(&cfg.bin, "bin", "", "fifobridge binary (default: build ./cmd/fifobridge)")
-	flag.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round")
-	flag.IntVar(&cfg.sizeMiB, "size", 64, "MiB streamed per throughput run")
-	flag.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
-	flag.IntVar(&cfg.execN, "requests", 1000, "requests per exec-mode run")
-	flag.IntVar(&cfg.spawns, "spawns", 100, "starts per PID-1 wrapper run")
-	env := flag.String("env", "", "extra environment for fifobridge, as K=V[,K=V]")
-	only := flag.String("only", "stream,latency,exec,wrapper,resource", "which parts to run, comma-separated")
-	flag.Parse()
-	parts := map[string]func(*config, *results){
-		"stream": streamRound, "latency": latencyRound, "exec": execRound,
-		"wrapper": wrapperRound, "resource": resourceRound,
+	if os.Getenv(clientEnv) == "1" {
+		os.Exit(goClient(os.Args[1:]))
 	}
-
-	if *env != "" {
-		cfg.env = strings.Split(*env, ",")
-	}
-	work, err := os.MkdirTemp("", "fifobench-")
-	check(err)
-	defer os.RemoveAll(work)
-	cfg.work = work
-	if cfg.bin == "" {
-		cfg.bin = filepath.Join(work, "fifobridge")
-		build := exec.Command("go", "build", "-o", cfg.bin, "./cmd/fifobridge")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stderr = os.Stderr
-		check(build.Run())
-	}
-	for _, tool := range []string{"socat", "tini", "dumb-init", "true", "cat", "sh"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			fatalf("%s is needed (Debian: apt-get install socat tini dumb-init)", tool)
-		}
-	}
-
-	r := newResults()
-	for round := 1; round <= cfg.rounds; round++ {
-		fmt.Fprintf(os.Stderr, "round %d/%d\n", round, cfg.rounds)
-		for _, part := range strings.Split(*only, ",") {
-			run, ok := parts[part]
-			if !ok {
-				fatalf("unknown part %q in -only", part)
-			}
-			run(&cfg, r)
-		}
-	}
-
-	table := r.table()
-	machine := machineLine()
-	fmt.Println(machine)
-	fmt.Println()
-	fmt.Println(table)
-	if *out != "" {
-		check(os.MkdirAll(*out, 0o755))
-		command := strings.Join(append([]string{"go run ./cmd/fifobench"}, os.Args[1:]...), " ")
-		md := fmt.Sprintf("%s\n\nCommand: `%s`, %s.\n\n%s\n",
-			machine, command, time.Now().UTC().Format("2006-01-02"), table)
-		check(os.WriteFile(filepath.Join(*out, "bench.md"), []byte(md), 0o644))
-		check(os.WriteFile(filepath.Join(*out, "bench.svg"), []byte(r.chart(machine)), 0o644))
-		fmt.Fprintf(os.Stderr, "wrote %s and %s\n", filepath.Join(*out, "bench.md"), filepath.Join(*out, "bench.svg"))
-	}
-}
-
-func machineLine() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if name, ok := strings.CutPrefix(line, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-				break
-			}
-		}
-	}
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	return fmt.Sprintf("Machine: %d cores, %s, Linux %s, %s.", runtime.NumCPU(), model, strings.TrimSpace(string(kernel)), runtime.Version())
-}
-
-func check(err error) {
+	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fatalf("%v", err)
 	}
+	command := "go run ./cmd/fifobench"
+	for _, a := range os.Args[1:] {
+		command += " " + shellQuote(a)
+	}
+	if err := run(cfg, command); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+// run sets up in a new work directory, measures, and prints and writes
+// the report.
+func run(cfg config, command string) error {
+	work, err := os.MkdirTemp("", "fifobench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	b, err := setup(cfg, work)
+	if err != nil {
+		return err
+	}
+	r := newResults()
+	if err := b.measure(r); err != nil {
+		return err
+	}
+	return b.publish(r, command)
+}
+
+// measure runs the parts asked for: those of a round every round, then
+// those of a run.
+func (b *bench) measure(r *results) error {
+	for _, t := range b.missing() {
+		r.note("%s: not installed; what needs it is skipped", t)
+	}
+	if b.floor == "" {
+		r.note("no C compiler: the Go client measured, and there is no C floor")
+	}
+	for round := range b.rounds {
+		fmt.Fprintf(os.Stderr, "round %d/%d\n", round+1, b.rounds)
+		for _, part := range b.only {
+			if f := perRound[part]; f != nil {
+				if err := f(b, round, r); err != nil {
+					return fmt.Errorf("%s: %w", part, err)
+				}
+			}
+		}
+	}
+	for _, part := range b.only {
+		if f := perRun[part]; f != nil {
+			fmt.Fprintf(os.Stderr, "%s\n", part)
+			if err := f(b, r); err != nil {
+				return fmt.Errorf("%s: %w", part, err)
+			}
+		}
+	}
+	return nil
+}
+
+// publish prints the report and writes it with its chart to b.out.
+func (b *bench) publish(r *results, command string) error {
+	machine := machineLine()
+	head := fmt.Sprintf("%s\n\nCommand: `%s` (%s, %d rounds).\n", machine, command, b.clientName, b.rounds)
+	table := r.report(b.placements())
+	fmt.Println(head)
+	fmt.Print(table)
+	if b.out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(b.out, 0o755); err != nil {
+		return err
+	}
+	md, svg := filepath.Join(b.out, "bench.md"), filepath.Join(b.out, "bench.svg")
+	if err := os.WriteFile(md, []byte(head+"\n"+table), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(svg, []byte(r.chart(machine, b.placements())), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, svg)
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fatalf(format string, args ...any) {

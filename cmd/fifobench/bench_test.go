@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary be the Go client, as the harness binary
+// is.
+func TestMain(m *testing.M) {
+	if os.Getenv(clientEnv) == "1" {
+		os.Exit(goClient(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// tiny is a run small enough for a test: the counts say nothing about
+// speed, only that every part works.
+func tiny(client string) config {
+	return config{
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5,
+		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
+	}
+}
+
+// clientKinds are the clients this machine can test: the Go one always,
+// the C one with a C compiler.
+func clientKinds() []string {
+	if findCC() != "" {
+		return []string{"c", "go"}
+	}
+	return []string{"go"}
+}
+
+// requireClean fails when a process the harness started is still this
+// process's child or a descriptor it opened is still open. setup made the
+// test a child subreaper, so a process that a contender left behind is
+// its child too.
+func requireClean(t *testing.T, fds int) {
+	t.Helper()
+	require.Empty(t, children(os.Getpid()), "processes left behind")
+	require.Equal(t, fds, countFDs(t), "descriptors left open")
+}
+
+// TestBridges pushes lines, a stream and exec requests through every
+// contender with each client, which checks every echo and every byte.
+func TestBridges(t *testing.T) {
+	for _, kind := range clientKinds() {
+		t.Run(kind, func(t *testing.T) {
+			b, err := setup(tiny(kind), t.TempDir())
+			require.NoError(t, err)
+			fds := countFDs(t)
+			for _, name := range []string{direct, floor, bridge, bridgeTTY} {
+				if !b.available(name) {
+					continue
+				}
+				t.Run(name, func(t *testing.T) {
+					rn, err := b.start(name, unpinned)
+					require.NoError(t, err)
+					defer func() { require.NoError(t, rn.stop()) }()
+					for _, fresh := range []bool{false, true} {
+						us, err := b.ping(rn, unpinned, 5, 2, fresh)
+						require.NoError(t, err, "fresh writer: %v", fresh)
+						require.Len(t, us, 5)
+					}
+					if name != bridgeTTY {
+						rows, err := b.runClient(unpinned, "-m", "tput", "-b", "2", rn.in, rn.out)
+						require.NoError(t, err)
+						require.Equal(t, [][]int64{{2 << 20, rows[0][1]}}, rows)
+					}
+				})
+			}
+			t.Run("exec", func(t *testing.T) {
+				us, err := b.execRequests()
+				require.NoError(t, err)
+				require.Len(t, us, 5)
+			})
+			requireClean(t, fds)
+		})
+	}
+}
+
+// TestRun runs every part once, tiny, and checks the report has every
+// table, and that the run left nothing behind.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole run takes seconds")
+	}
+	b, err := setup(tiny("auto"), t.TempDir())
+	require.NoError(t, err)
+	fds := countFDs(t)
+	r := newResults()
+	require.NoError(t, b.measure(r))
+	requireClean(t, fds)
+
+	report := r.report(b.placements())
+	for _, want := range []string{
+		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
+		"Exec mode", "fifobridge at rest", "under load", "Targets",
+	} {
+		require.Contains(t, report, want)
+	}
+	for _, m := range []string{rtMetric(50, false, unpinned), rtMetric(99, true, unpinned), tputMetric, startMetric} {
+		_, ok := r.get(m, bridge)
+		require.True(t, ok, "no fifobridge figure for %s", m)
+	}
+	require.NotNil(t, r.stall)
+	require.Equal(t, 50, r.stall.n)
+	svg := r.chart("test", b.placements())
+	require.True(t, strings.HasPrefix(svg, "<svg") && strings.HasSuffix(svg, "</svg>\n"))
+}

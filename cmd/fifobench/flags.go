@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// quick are the smaller counts of -quick, for a run of well under a minute;
+// a flag given on the command line wins.
+var quick = map[string]string{
+	"rounds": "2", "pings": "300", "size": "32", "spawns": "30",
+	"requests": "100", "idle": "2s", "stall": "5000", "strace": "300",
+}
+
+func parseFlags(args []string) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("fifobench", flag.ContinueOnError)
+	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ./cmd/fifobridge)")
+	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round, in a rotated order")
+	only := fs.String("only", strings.Join(allParts, ","), "parts to run, comma-separated")
+	fs.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
+	fs.IntVar(&cfg.sizeMiB, "size", 256, "MiB streamed per throughput run")
+	fs.IntVar(&cfg.spawns, "spawns", 200, "starts per start-and-exit run")
+	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run")
+	fs.DurationVar(&cfg.idle, "idle", 10*time.Second, "length of each idle measurement")
+	fs.IntVar(&cfg.stall, "stall", 100000, "round trips under load, once per run (0: none)")
+	fs.IntVar(&cfg.straceN, "strace", 2000, "round trips counted under strace, once per run (0: none)")
+	fs.StringVar(&cfg.clientKind, "client", "auto", "auto, c (bench/client.c) or go (the Go fallback)")
+	fs.IntVar(&cfg.cpu, "cpu", 0, "the CPU of the pinned placement")
+	fs.StringVar(&cfg.out, "out", "docs", `directory for bench.md and bench.svg ("" for none)`)
+	isQuick := fs.Bool("quick", false, "smaller counts for a quick look: "+quickText())
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *isQuick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range quick {
+			if !set[name] {
+				fs.Set(name, v)
+			}
+		}
+	}
+	cfg.only = strings.Split(*only, ",")
+	for _, p := range cfg.only {
+		if !slices.Contains(allParts, p) {
+			return cfg, fmt.Errorf("-only: unknown part %q (parts: %s)", p, strings.Join(allParts, ","))
+		}
+	}
+	if !slices.Contains([]string{"auto", "c", "go"}, cfg.clientKind) {
+		return cfg, fmt.Errorf("-client: want auto, c or go, not %q", cfg.clientKind)
+	}
+	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.idle < time.Second {
+		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns and -requests must be positive, -idle at least 1s")
+	}
+	return cfg, nil
+}
+
+func quickText() string {
+	var s []string
+	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "idle", "stall", "strace"} {
+		s = append(s, "-"+name+" "+quick[name])
+	}
+	return strings.Join(s, " ")
+}
+
+// machineLine says what the numbers were measured on.
+func machineLine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return fmt.Sprintf("Machine: %s, %d cores, Linux %s, %s, %s.", model, runtime.NumCPU(),
+		strings.TrimSpace(string(kernel)), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}

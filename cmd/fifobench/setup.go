@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// bench is what every part of a run uses: the settings, the work
+// directory, and the programs built or found for the run.
+type bench struct {
+	config
+	work       string
+	root       string            // the module's directory, with bench/ and cmd/
+	bin        string            // the fifobridge binary under test
+	floor      string            // the C floor bridge; "" without a C compiler
+	goinit     string            // the minimal Go init
+	client     []string          // the client's argv before its arguments
+	env        []string          // extra environment of the client
+	clientName string            // which client, for the table
+	tools      map[string]string // absolute paths of the programs found
+}
+
+// optionalTools are the contenders and helpers a run goes without, with a
+// note, when they are missing.
+var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset"}
+
+// setup builds and finds everything the run needs, in work.
+func setup(cfg config, work string) (*bench, error) {
+	b := &bench{config: cfg, work: work, tools: map[string]string{}}
+	// socat, for one, does not wait for its cat when stopped: as a
+	// subreaper the harness gets such orphans, and stop waits for them.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("become a child subreaper: %w", err)
+	}
+	var err error
+	if b.root, err = moduleRoot(); err != nil {
+		return nil, err
+	}
+	for _, t := range append([]string{"true", "cat", "sh", "stty"}, optionalTools...) {
+		if p, err := exec.LookPath(t); err == nil {
+			b.tools[t] = p
+		}
+	}
+	for _, t := range []string{"true", "cat", "sh", "stty"} {
+		if b.tools[t] == "" {
+			return nil, fmt.Errorf("%s is needed and not in $PATH", t)
+		}
+	}
+	if b.bin = cfg.bin; b.bin == "" {
+		b.bin = filepath.Join(work, "fifobridge")
+		if err := b.goBuild("./cmd/fifobridge", b.bin); err != nil {
+			return nil, err
+		}
+	}
+	b.goinit = filepath.Join(work, "goinit")
+	if err := b.goBuild("./bench/goinit", b.goinit); err != nil {
+		return nil, err
+	}
+	return b, b.setupClient()
+}
+
+// setupClient compiles bench/client.c and bench/floor.c when a C compiler
+// is there, and else makes this binary the client (see goClient).
+func (b *bench) setupClient() error {
+	cc := findCC()
+	if cc != "" && b.clientKind != "go" {
+		c := filepath.Join(b.work, "client")
+		if err := b.compile(cc, "client.c", c); err != nil {
+			return err
+		}
+		b.client = []string{c}
+		b.clientName = "C client (bench/client.c)"
+	}
+	if cc != "" {
+		b.floor = filepath.Join(b.work, "floor")
+		if err := b.compile(cc, "floor.c", b.floor); err != nil {
+			return err
+		}
+	}
+	if b.client != nil {
+		return nil
+	}
+	if b.clientKind == "c" {
+		return errors.New("-client c: no C compiler (cc, gcc or clang, or $CC)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary for the Go client: %w", err)
+	}
+	b.client = []string{self}
+	b.env = []string{clientEnv + "=1", "GOMAXPROCS=1"}
+	b.clientName = "Go client (raw system calls on one locked thread)"
+	return nil
+}
+
+func findCC() string {
+	for _, cc := range []string{os.Getenv("CC"), "cc", "gcc", "clang"} {
+		if cc == "" {
+			continue
+		}
+		if p, err := exec.LookPath(cc); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func (b *bench) compile(cc, src, out string) error {
+	cmd := exec.Command(cc, "-O2", "-o", out, filepath.Join(b.root, "bench", src))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("compile bench/%s: %w\n%s", src, err, msg)
+	}
+	return nil
+}
+
+// goBuild builds the package pkg of the module, statically, into out.
+func (b *bench) goBuild(pkg, out string) error {
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd.Dir = b.root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
+	}
+	return nil
+}
+
+// goTool is the go command: in $PATH, or the one that built this binary.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// moduleRoot is the nearest directory up from the working directory that
+// has bench/client.c and a go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "bench", "client.c")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run fifobench inside the fifobridge module (no bench/client.c above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+// missing says which optional tools were not found, for the notes.
+func (b *bench) missing() []string {
+	var m []string
+	for _, t := range optionalTools {
+		if b.tools[t] == "" {
+			m = append(m, t)
+		}
+	}
+	return m
+}
