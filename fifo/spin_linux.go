@@ -44,12 +44,14 @@ var spinWindow atomic.Int64
 
 func init() { spinWindow.Store(int64(spinMax)) }
 
-// waiter is one wait under way: a descriptor, the events it waits for, and
-// whether it is polling (spinning) rather than parked.
+// waiter is one wait under way: a descriptor, the events it waits for,
+// whether it is polling (spinning) rather than parked, and whether another
+// spinning wait saw its descriptor ready.
 type waiter struct {
 	fd       int32
 	events   int16
 	spinning bool
+	seen     atomic.Bool
 }
 
 var waits struct {
@@ -74,51 +76,89 @@ func unlistWait(w *waiter) {
 	}
 }
 
-// spinPoll fills fds with w's descriptor first and then those of the waits
-// that are parked, and tells whether spinning is allowed now.
-func spinPoll(w *waiter, fds []unix.PollFd) ([]unix.PollFd, bool) {
+func setSpinning(w *waiter, on bool) {
 	waits.mu.Lock()
-	defer waits.mu.Unlock()
-	fds = append(fds[:0], unix.PollFd{Fd: w.fd, Events: w.events})
-	if len(waits.list) > spinWaiters {
-		return fds, false
-	}
-	for _, x := range waits.list {
-		if x != w && !x.spinning {
-			fds = append(fds, unix.PollFd{Fd: x.fd, Events: x.events})
-		}
-	}
-	return fds, true
+	w.spinning = on
+	waits.mu.Unlock()
 }
 
-// spin polls w's descriptor for up to the window. It returns true when the
-// descriptor is ready, false when the window passed or a parked wait's
-// descriptor became ready first. The descriptor must stay open meanwhile:
-// callers spin inside RawConn callbacks. A descriptor of another wait that
-// was closed since it was listed can at worst end the spin early.
+// spinSet is what one poll of a spinning wait looks at: its own descriptor
+// first, then those of the other waits, and whether each of those spins.
+type spinSet struct {
+	fds      [spinWaiters + 1]unix.PollFd
+	spinning [spinWaiters + 1]*waiter // nil for a parked wait
+	n        int
+}
+
+// fill sets s up for w, and tells whether spinning is allowed now.
+func (s *spinSet) fill(w *waiter) bool {
+	waits.mu.Lock()
+	defer waits.mu.Unlock()
+	if len(waits.list) > spinWaiters {
+		return false
+	}
+	s.fds[0] = unix.PollFd{Fd: w.fd, Events: w.events}
+	s.n = 1
+	for _, x := range waits.list {
+		if x == w {
+			continue
+		}
+		s.fds[s.n] = unix.PollFd{Fd: x.fd, Events: x.events}
+		s.spinning[s.n] = nil
+		if x.spinning {
+			s.spinning[s.n] = x
+		}
+		s.n++
+	}
+	return true
+}
+
+// spin polls, for up to the window, w's descriptor and those of the other
+// waits in one poll(2). It returns true when w's descriptor is ready, false
+// when the window passed or a parked wait's descriptor is ready: parking
+// lets the runtime's poller wake that wait at once. A spinning wait whose
+// descriptor is ready is told so and given the CPU, which spares it a poll
+// of its own. The descriptor must stay open meanwhile: callers spin inside
+// RawConn callbacks. A descriptor of another wait that was closed since it
+// was listed can at worst end the spin early.
 func spin(w *waiter) bool {
 	window := time.Duration(spinWindow.Load())
 	if window == 0 {
 		return false
 	}
-	var buf [spinWaiters + 1]unix.PollFd
+	var set spinSet
 	start := time.Now()
-	waits.mu.Lock()
-	w.spinning = true
-	waits.mu.Unlock()
-	defer func() {
-		waits.mu.Lock()
-		w.spinning = false
-		waits.mu.Unlock()
-	}()
+	setSpinning(w, true)
+	defer setSpinning(w, false)
 	for {
-		fds, ok := spinPoll(w, buf[:])
-		if !ok {
+		if w.seen.Swap(false) {
+			return true
+		}
+		if !set.fill(w) {
 			return false
 		}
-		n, err := unix.Poll(fds, 0)
-		if err == nil && n > 0 {
-			return fds[0].Revents != 0
+		if n, err := unix.Poll(set.fds[:set.n], 0); err == nil && n > 0 {
+			if set.fds[0].Revents != 0 {
+				return true
+			}
+			handed := false
+			for i := 1; i < set.n; i++ {
+				switch x := set.spinning[i]; {
+				case set.fds[i].Revents == 0:
+				case x == nil:
+					return false
+				default:
+					x.seen.Store(true)
+					handed = true
+				}
+			}
+			if handed {
+				runtime.Gosched()
+				if time.Since(start) >= window {
+					return false
+				}
+				continue
+			}
 		}
 		if time.Since(start) >= window {
 			return false

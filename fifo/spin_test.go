@@ -52,6 +52,29 @@ func TestSpinYieldsToParkedWait(t *testing.T) {
 	assert.False(t, spin(me), "the spin must end, not report its own descriptor ready")
 }
 
+// A spinning wait that sees another spinning wait's descriptor ready tells
+// it so, and goes on spinning for its own.
+func TestSpinHandsOver(t *testing.T) {
+	setWindow(t, time.Millisecond)
+	mine := newPipe(t)
+	other := newPipe(t)
+	spinner := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN, spinning: true}
+	listWait(spinner)
+	defer unlistWait(spinner)
+	_, err := other.w.Write([]byte("x"))
+	require.NoError(t, err)
+	me := &waiter{fd: int32(mine.r.Fd()), events: unix.POLLIN}
+	listWait(me)
+	defer unlistWait(me)
+	assert.False(t, spin(me), "its own descriptor never became ready")
+	assert.True(t, spinner.seen.Load(), "the other spinning wait was told")
+
+	// Told, a spinning wait returns at once without a poll of its own.
+	me.seen.Store(true)
+	setWindow(t, time.Hour)
+	assert.True(t, spin(me))
+}
+
 // A spinning wait sees its own descriptor become ready.
 func TestSpinSeesOwnDescriptor(t *testing.T) {
 	setWindow(t, time.Hour)
