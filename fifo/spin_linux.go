@@ -44,14 +44,21 @@ var spinWindow atomic.Int64
 
 func init() { spinWindow.Store(int64(spinMax)) }
 
-// waiter is one wait under way: a descriptor, the events it waits for,
-// whether it is polling (spinning) rather than parked, and whether another
-// spinning wait saw its descriptor ready.
+// A wait's state, as other waits see it.
+const (
+	parked   = iota // in the runtime poller: only the poller wakes it
+	spinning        // polling; it looks at seen on every round
+	sleeping        // spinning, but letting the poller run: wake it by wake
+)
+
+// waiter is one wait under way: a descriptor, the events it waits for, its
+// state, and whether another wait saw its descriptor ready.
 type waiter struct {
-	fd       int32
-	events   int16
-	spinning bool
-	seen     atomic.Bool
+	fd     int32
+	events int16
+	state  int // under waits.mu
+	seen   atomic.Bool
+	wake   chan struct{} // made by its first sleep, under waits.mu; one slot
 }
 
 var waits struct {
@@ -76,18 +83,20 @@ func unlistWait(w *waiter) {
 	}
 }
 
-func setSpinning(w *waiter, on bool) {
+func setState(w *waiter, state int) {
 	waits.mu.Lock()
-	w.spinning = on
+	w.state = state
 	waits.mu.Unlock()
 }
 
 // spinSet is what one poll of a spinning wait looks at: its own descriptor
-// first, then those of the other waits, and whether each of those spins.
+// first, then those of the other waits, with their states as they were.
 type spinSet struct {
-	fds      [spinWaiters + 1]unix.PollFd
-	spinning [spinWaiters + 1]*waiter // nil for a parked wait
-	n        int
+	fds    [spinWaiters + 1]unix.PollFd
+	others [spinWaiters + 1]*waiter
+	states [spinWaiters + 1]int
+	wakes  [spinWaiters + 1]chan struct{}
+	n      int
 }
 
 // fill sets s up for w, and tells whether spinning is allowed now.
@@ -104,23 +113,50 @@ func (s *spinSet) fill(w *waiter) bool {
 			continue
 		}
 		s.fds[s.n] = unix.PollFd{Fd: x.fd, Events: x.events}
-		s.spinning[s.n] = nil
-		if x.spinning {
-			s.spinning[s.n] = x
-		}
+		s.others[s.n], s.states[s.n], s.wakes[s.n] = x, x.state, x.wake
 		s.n++
 	}
 	return true
 }
 
+// tell passes on what one poll saw of the other waits: a spinning or
+// sleeping wait whose descriptor is ready is told so (and a sleeping one
+// woken); handed says whether any was, poller whether a parked one's
+// descriptor is ready, which only the runtime's poller can act on.
+func (s *spinSet) tell() (handed, poller bool) {
+	for i := 1; i < s.n; i++ {
+		if s.fds[i].Revents == 0 {
+			continue
+		}
+		x := s.others[i]
+		switch s.states[i] {
+		case parked:
+			poller = true
+			continue
+		case sleeping:
+			x.seen.Store(true)
+			select {
+			case s.wakes[i] <- struct{}{}:
+			default:
+			}
+		default:
+			x.seen.Store(true)
+		}
+		handed = true
+	}
+	return handed, poller
+}
+
 // spin polls, for up to the window, w's descriptor and those of the other
-// waits in one poll(2). It returns true when w's descriptor is ready, false
-// when the window passed or a parked wait's descriptor is ready: parking
-// lets the runtime's poller wake that wait at once. A spinning wait whose
-// descriptor is ready is told so and given the CPU, which spares it a poll
-// of its own. The descriptor must stay open meanwhile: callers spin inside
-// RawConn callbacks. A descriptor of another wait that was closed since it
-// was listed can at worst end the spin early.
+// waits in one poll(2), and returns true when w's descriptor is ready,
+// false when the window passed. A spinning wait whose descriptor is ready
+// is told so and given the CPU, which spares it a poll of its own. When a
+// parked wait's descriptor is ready, only the runtime's poller can wake
+// it, and the poller runs only when no goroutine is runnable: w sleeps,
+// still counted as spinning, until a wait that sees its descriptor ready
+// wakes it, or the window passes. The descriptor must stay open meanwhile:
+// callers spin inside RawConn callbacks. A descriptor of another wait that
+// was closed since it was listed can at worst cost a spurious round.
 func spin(w *waiter) bool {
 	window := time.Duration(spinWindow.Load())
 	if window == 0 {
@@ -128,8 +164,8 @@ func spin(w *waiter) bool {
 	}
 	var set spinSet
 	start := time.Now()
-	setSpinning(w, true)
-	defer setSpinning(w, false)
+	setState(w, spinning)
+	defer setState(w, parked)
 	for {
 		if w.seen.Swap(false) {
 			return true
@@ -137,35 +173,44 @@ func spin(w *waiter) bool {
 		if !set.fill(w) {
 			return false
 		}
+		handed, poller := false, false
 		if n, err := unix.Poll(set.fds[:set.n], 0); err == nil && n > 0 {
 			if set.fds[0].Revents != 0 {
 				return true
 			}
-			handed := false
-			for i := 1; i < set.n; i++ {
-				switch x := set.spinning[i]; {
-				case set.fds[i].Revents == 0:
-				case x == nil:
-					return false
-				default:
-					x.seen.Store(true)
-					handed = true
-				}
-			}
-			if handed {
-				runtime.Gosched()
-				if time.Since(start) >= window {
-					return false
-				}
-				continue
-			}
+			handed, poller = set.tell()
 		}
-		if time.Since(start) >= window {
+		left := window - time.Since(start)
+		switch {
+		case left <= 0:
 			return false
+		case poller:
+			sleep(w, left)
+		case handed:
+			runtime.Gosched()
+		default:
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // the child may need this CPU
+			runtime.Gosched()                           // another wait may be spinning
 		}
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // the child may need this CPU
-		runtime.Gosched()                           // another wait may be spinning
 	}
+}
+
+// sleep blocks w until another wait wakes it or d passes, so that the
+// runtime's poller runs meanwhile.
+func sleep(w *waiter, d time.Duration) {
+	waits.mu.Lock()
+	if w.wake == nil {
+		w.wake = make(chan struct{}, 1)
+	}
+	w.state = sleeping
+	waits.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-w.wake:
+	case <-t.C:
+	}
+	t.Stop()
+	setState(w, spinning)
 }
 
 // adapt tunes the window after a wait that parked for parked.

@@ -2,6 +2,7 @@ package fifo
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -35,21 +36,63 @@ func TestSpinAdapts(t *testing.T) {
 	assert.Equal(t, int64(spinMax), spinWindow.Load(), "never beyond spinMax")
 }
 
-// A spinning wait gives way as soon as a parked wait's descriptor is ready:
-// with a window of an hour, this test ends only if it does.
-func TestSpinYieldsToParkedWait(t *testing.T) {
-	setWindow(t, time.Hour)
-	mine := newPipe(t)
-	other := newPipe(t)
-	parked := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN}
-	listWait(parked)
-	defer unlistWait(parked)
-	_, err := other.w.Write([]byte("x"))
-	require.NoError(t, err)
-	me := &waiter{fd: int32(mine.r.Fd()), events: unix.POLLIN}
+// What one poll saw of the other waits is passed on: a spinning wait is
+// told, a sleeping one told and woken, and a parked one's readiness is
+// left to the runtime's poller.
+func TestSpinTells(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		state          int
+		handed, poller bool
+		seen, woken    bool
+	}{
+		{"spinning", spinning, true, false, true, false},
+		{"sleeping", sleeping, true, false, true, true},
+		{"parked", parked, false, true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := newPipe(t)
+			_, err := other.w.Write([]byte("x"))
+			require.NoError(t, err)
+			x := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN, state: tc.state, wake: make(chan struct{}, 1)}
+			listWait(x)
+			defer unlistWait(x)
+			mine := newPipe(t)
+			me := &waiter{fd: int32(mine.r.Fd()), events: unix.POLLIN}
+			var set spinSet
+			require.True(t, set.fill(me))
+			n, err := unix.Poll(set.fds[:set.n], 0)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+			handed, poller := set.tell()
+			assert.Equal(t, tc.handed, handed, "handed")
+			assert.Equal(t, tc.poller, poller, "poller")
+			assert.Equal(t, tc.seen, x.seen.Load(), "seen")
+			assert.Equal(t, tc.woken, len(x.wake) == 1, "woken")
+		})
+	}
+}
+
+// A wait that lets the poller run sleeps until it is woken: with a window
+// of an hour, this test ends only if the wake reaches it.
+func TestSpinSleepIsWoken(t *testing.T) {
+	me := &waiter{}
 	listWait(me)
 	defer unlistWait(me)
-	assert.False(t, spin(me), "the spin must end, not report its own descriptor ready")
+	done := make(chan struct{})
+	go func() { defer close(done); sleep(me, time.Hour) }()
+	for {
+		waits.mu.Lock()
+		st, wake := me.state, me.wake
+		waits.mu.Unlock()
+		if st == sleeping {
+			wake <- struct{}{}
+			break
+		}
+		runtime.Gosched()
+	}
+	<-done
+	assert.Equal(t, spinning, me.state)
 }
 
 // A spinning wait that sees another spinning wait's descriptor ready tells
@@ -58,7 +101,7 @@ func TestSpinHandsOver(t *testing.T) {
 	setWindow(t, time.Millisecond)
 	mine := newPipe(t)
 	other := newPipe(t)
-	spinner := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN, spinning: true}
+	spinner := &waiter{fd: int32(other.r.Fd()), events: unix.POLLIN, state: spinning}
 	listWait(spinner)
 	defer unlistWait(spinner)
 	_, err := other.w.Write([]byte("x"))
