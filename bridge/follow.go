@@ -92,7 +92,9 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 				reopen(f, false)
 			case missing[f.path].IsZero():
 				missing[f.path] = time.Now()
-			case cfg.Create && time.Since(missing[f.path]) >= remakeDelay:
+			case cfg.Create && time.Since(missing[f.path]) >= remakeDelay-followInterval/2:
+				// Missing at two looks a followInterval apart: missing
+				// for remakeDelay, give or take the ticker's jitter.
 				reopen(f, true)
 				delete(missing, f.path)
 			}

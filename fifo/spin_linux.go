@@ -21,17 +21,20 @@ import (
 // with a zero timeout, yielding the CPU between polls so that the child and
 // the writer can run on the same CPU, finds it without any of that.
 //
-// The window adapts. It only ever starts after bytes moved, so an agent
-// that sees no traffic spins not at all. When a window passes without an
+// The window adapts. A wait starts after bytes moved (or at the start), so
+// an agent that sees no traffic spins once, for one window, and then
+// sleeps in the poller until bytes come. When a window passes without an
 // event and the wait that follows is long, the next window is half as long;
 // when a wait that parked ends soon after the window, the next is twice as
 // long, up to spinMax. Sparse traffic therefore soon costs nothing but the
 // parked wait it had before.
 //
 // Every wait of the process is listed while it lasts, parked or spinning,
-// and a spinning wait polls the descriptors of all of them: when one of a
-// parked wait is ready, the spinner parks at once, so that the runtime's
-// poller wakes the other wait rather than let it stand behind the window.
+// and a spinning wait polls the descriptors of all of them in one poll(2):
+// another spinning wait whose descriptor is ready is told so; when a parked
+// wait's descriptor is ready, the spinner sleeps on a channel, so that the
+// runtime's poller runs and wakes the other wait rather than let it stand
+// behind the window, and the other wakes the sleeper once it has run.
 
 const (
 	spinMax     = 50 * time.Microsecond
@@ -78,15 +81,37 @@ func unlistWait(w *waiter) {
 	for i, x := range waits.list {
 		if x == w {
 			waits.list = append(waits.list[:i], waits.list[i+1:]...)
-			return
+			break
 		}
+	}
+	wakeSleepers()
+}
+
+// setState sets w's state; a wait that stops spinning, like one that ends,
+// wakes the sleeping waits, which may have been waiting for it.
+func setState(w *waiter, state int) {
+	waits.mu.Lock()
+	defer waits.mu.Unlock()
+	w.state = state
+	if state == parked {
+		wakeSleepers()
 	}
 }
 
-func setState(w *waiter, state int) {
-	waits.mu.Lock()
-	w.state = state
-	waits.mu.Unlock()
+// wakeSleepers wakes every sleeping wait. A wait sleeps so that the
+// runtime's poller can wake a parked one; once that one has run (it ends,
+// or spins and so watches the sleepers' descriptors), or once no wait is
+// spinning any more, sleeping on could only wait for the timer, which the
+// runtime rounds up to a millisecond. Call with waits.mu held.
+func wakeSleepers() {
+	for _, x := range waits.list {
+		if x.state == sleeping {
+			select {
+			case x.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // spinSet is what one poll of a spinning wait looks at: its own descriptor
@@ -257,11 +282,10 @@ func waitFor(f *os.File, events int16) error {
 		}
 		w = &waiter{fd: int32(fd), events: events}
 		listWait(w)
-		if spinWindow.Load() == 0 {
-			if ready(fd, events) {
-				return true
-			}
-		} else if spin(w) {
+		// The poller's readiness was reset before this call: whatever
+		// the spin did, bytes that came before must be looked for now,
+		// or the park would miss them.
+		if spin(w) || ready(fd, events) {
 			return true
 		}
 		parkedAt = time.Now()

@@ -168,3 +168,65 @@ func newPipe(t *testing.T) pipePair {
 	t.Cleanup(func() { r.Close(); w.Close() })
 	return pipePair{r, w}
 }
+
+// A wait finds bytes that were there before it began, although the
+// runtime's poller has already reported them once (its readiness is reset
+// at the start of every wait): with the window off, on, and with too many
+// waits to spin. Each case fails by its deadline if the wait parks on them.
+func TestWaitSeesBytesAlreadyThere(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		window time.Duration
+		crowd  int
+	}{{"window off", 0, 0}, {"window on", spinMax, 0}, {"crowded", spinMax, spinWaiters + 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			setWindow(t, tc.window)
+			idle := newPipe(t) // never readable
+			for range tc.crowd {
+				w := &waiter{fd: int32(idle.r.Fd()), events: unix.POLLIN}
+				listWait(w)
+				defer unlistWait(w)
+			}
+			p := newPipe(t)
+			require.NoError(t, p.r.SetReadDeadline(time.Now().Add(10*time.Second)))
+			first := make(chan error, 1)
+			go func() { first <- waitReadable(p.r) }() // parks, or spins, until the byte comes
+			_, err := p.w.Write([]byte("x"))
+			require.NoError(t, err)
+			require.NoError(t, <-first)
+			require.NoError(t, waitReadable(p.r), "the byte is still there")
+		})
+	}
+}
+
+// A sleeping wait is woken when another wait ends or stops spinning: it
+// slept for that one, and sleeping on would only wait for its timer.
+func TestSleepersWokenWhenAWaitEnds(t *testing.T) {
+	for _, end := range []string{"unlisted", "parked"} {
+		t.Run(end, func(t *testing.T) {
+			other := &waiter{state: spinning}
+			listWait(other)
+			me := &waiter{}
+			listWait(me)
+			defer unlistWait(me)
+			done := make(chan struct{})
+			go func() { defer close(done); sleep(me, time.Hour) }()
+			for {
+				waits.mu.Lock()
+				st := me.state
+				waits.mu.Unlock()
+				if st == sleeping {
+					break
+				}
+				runtime.Gosched()
+			}
+			if end == "unlisted" {
+				unlistWait(other)
+			} else {
+				setState(other, parked)
+				defer unlistWait(other)
+			}
+			<-done
+		})
+	}
+}
