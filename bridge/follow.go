@@ -13,10 +13,12 @@ import (
 
 // followInterval is how often the FIFO paths are looked at for a replaced
 // or missing FIFO. Looking (two lstat calls) is cheaper than inotify here:
-// a directory watch also reports every write into the FIFOs, which would
-// wake the agent for each one, and closing an inotify descriptor takes
-// the kernel tens of milliseconds, which every exit would pay.
-const followInterval = 250 * time.Millisecond
+// closing an inotify descriptor takes the kernel tens of milliseconds, which
+// every exit would pay. Each look wakes an idle agent, and a wake-up of the
+// Go runtime costs a few hundred microseconds of CPU on a virtual machine:
+// once a second keeps an idle agent under a millisecond of CPU a second,
+// and a writer of a replaced FIFO waits at most that long for its reader.
+const followInterval = time.Second
 
 // remakeDelay is how long a FIFO may be missing before the agent (with
 // Create) makes it again. Someone who removes a FIFO to replace it has this
@@ -90,7 +92,9 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 				reopen(f, false)
 			case missing[f.path].IsZero():
 				missing[f.path] = time.Now()
-			case cfg.Create && time.Since(missing[f.path]) >= remakeDelay:
+			case cfg.Create && time.Since(missing[f.path]) >= remakeDelay-followInterval/2:
+				// Missing at two looks a followInterval apart: missing
+				// for remakeDelay, give or take the ticker's jitter.
 				reopen(f, true)
 				delete(missing, f.path)
 			}

@@ -178,7 +178,7 @@ func (t *teeOut) write(p []byte) (int, error) {
 func (s *stream) copyTee(w *wiring) {
 	buf := make([]byte, fifo.PipeSize/4)
 	for {
-		n, err := w.stdout.Read(buf)
+		n, err := fifo.SpinRead(w.stdout, buf)
 		if n > 0 {
 			s.tee.offer(buf[:n])
 			if _, werr := s.sink.Write(buf[:n]); werr != nil {

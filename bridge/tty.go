@@ -178,7 +178,7 @@ func (t *terminal) feed() {
 func (t *terminal) copyOut(w *ttyWiring) {
 	buf := make([]byte, ttyChunk)
 	for {
-		n, err := w.output.Read(buf)
+		n, err := fifo.SpinRead(w.output, buf)
 		if n > 0 {
 			if _, werr := t.sink.Write(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)

@@ -107,8 +107,9 @@ func (r *Reaper) Orphans() uint64 {
 func (r *Reaper) reapLoop() {
 	defer r.wg.Done()
 	// A missed or coalesced SIGCHLD must not leave zombies: look again now
-	// and then even without one.
-	tick := time.NewTicker(time.Second)
+	// and then even without one; seldom, since each look wakes an idle
+	// agent.
+	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	for {
 		select {

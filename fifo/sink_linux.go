@@ -111,14 +111,14 @@ func (s *Sink) Close() error { return s.closeAll() }
 // was called.
 func (s *Sink) SpliceFrom(src *os.File, max int) (int, error) {
 	for {
+		// Wait for bytes first, and without the write lock, so that
+		// Write and CarryOver go on meanwhile.
+		if err := waitReadable(src); err != nil {
+			return 0, err
+		}
 		n, empty, err := s.spliceFrom(src, max)
 		if !empty {
 			return n, err
-		}
-		// Wait for bytes without the write lock, so that Write and
-		// CarryOver go on meanwhile.
-		if err := waitReadable(src); err != nil {
-			return 0, err
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (s *Source) Read(p []byte) (int, error) {
 			s.retire(old)
 			continue
 		}
-		n, err := f.Read(p)
+		n, err := SpinRead(f, p)
 		if err != nil && os.IsTimeout(err) {
 			continue // Reopen woke us
 		}
@@ -135,10 +135,14 @@ func (s *Source) Wake() {
 	}
 }
 
-// Rearm undoes Wake.
+// Rearm undoes Wake. Without a Wake in force it costs a lock and nothing
+// more: it runs before every splice.
 func (s *Source) Rearm() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.woken {
+		return
+	}
 	s.woken = false
 	if !s.closed {
 		s.cur.SetReadDeadline(time.Time{})

@@ -67,32 +67,12 @@ func spliceNow(src, dst *os.File, max int) (n int, empty, full bool, err error) 
 	return n, empty, full, err
 }
 
-// waitReadable waits in the runtime poller until f has bytes (or no writer
-// left), or its read deadline passes.
+// waitReadable waits until f has bytes (or no writer left), or its read
+// deadline passes.
 func waitReadable(f *os.File) error { return waitFor(f, unix.POLLIN) }
 
 // waitWritable waits until f has room, or its write deadline passes.
 func waitWritable(f *os.File) error { return waitFor(f, unix.POLLOUT) }
-
-// waitFor waits for events on f through RawConn, which first resets the
-// poller's readiness for f and then calls back: the callback asks poll(2)
-// whether f is ready already, so that readiness that came before the reset
-// is not lost, and what comes after it wakes the wait.
-func waitFor(f *os.File, events int16) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	ready := func(fd uintptr) bool {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
-		n, err := unix.Poll(fds, 0)
-		return err != nil || n > 0
-	}
-	if events == unix.POLLOUT {
-		return rc.Write(ready)
-	}
-	return rc.Read(ready)
-}
 
 // Splice moves up to max bytes from the pipe src to the pipe dst inside the
 // kernel, waiting until src has bytes and dst has room. Both must be
@@ -100,6 +80,11 @@ func waitFor(f *os.File, events int16) error {
 // src is empty and has no writer left.
 func Splice(src, dst *os.File, max int) (int, error) {
 	for {
+		// Waiting first, rather than on a splice that says EAGAIN: when
+		// lines go back and forth, src is empty at every call.
+		if err := waitReadable(src); err != nil {
+			return 0, err
+		}
 		n, empty, full, err := spliceNow(src, dst, max)
 		switch {
 		case err != nil:
@@ -107,9 +92,7 @@ func Splice(src, dst *os.File, max int) (int, error) {
 		case n > 0:
 			return n, nil
 		case empty:
-			if err := waitReadable(src); err != nil {
-				return 0, err
-			}
+			continue
 		case full:
 			if err := waitWritable(dst); err != nil {
 				return 0, err

@@ -54,7 +54,7 @@ func TestBridges(t *testing.T) {
 			b, err := setup(tiny(kind), t.TempDir())
 			require.NoError(t, err)
 			fds := countFDs(t)
-			for _, name := range []string{direct, floor, bridge, bridgeTTY} {
+			for _, name := range []string{direct, floor, bridge, floorTTY, bridgeTTY} {
 				if !b.available(name) {
 					continue
 				}
@@ -67,7 +67,7 @@ func TestBridges(t *testing.T) {
 						require.NoError(t, err, "fresh writer: %v", fresh)
 						require.Len(t, us, 5)
 					}
-					if name != bridgeTTY {
+					if floorOf(name) != floorTTY {
 						rows, err := b.runClient(unpinned, "-m", "tput", "-b", "2", rn.in, rn.out)
 						require.NoError(t, err)
 						require.Equal(t, [][]int64{{2 << 20, rows[0][1]}}, rows)

@@ -13,10 +13,11 @@ import (
 // The data-path contenders: each bridges DIR/in and DIR/out to a cat
 // child, or is cat itself.
 const (
-	direct     = "direct cat" // cat <>in >out: no bridge, two hops
-	floor      = "C floor"    // bench/floor.c: poll+splice, one thread
-	socat      = "socat"      // socat OPEN:in,rdwr!!OPEN:out,wronly EXEC:cat
-	bridge     = "fifobridge" // fifobridge run -- cat
+	direct     = "direct cat"  // cat <>in >out: no bridge, two hops
+	floor      = "C floor"     // bench/floor.c: poll+splice, one thread
+	floorTTY   = "C tty floor" // bench/ttyfloor.c: poll+read/write on a terminal
+	socat      = "socat"       // socat OPEN:in,rdwr!!OPEN:out,wronly EXEC:cat
+	bridge     = "fifobridge"  // fifobridge run -- cat
 	bridgeTTY  = "fifobridge -tty"
 	bridgeExec = "fifobridge exec mode"
 )
@@ -37,6 +38,9 @@ var contenders = map[string]contender{
 	floor: {name: floor, argv: func(b *bench, _, in, out string) []string {
 		return []string{b.floor, in, out, b.tools["cat"]}
 	}},
+	floorTTY: {name: floorTTY, sync: "R", argv: func(b *bench, _, in, out string) []string {
+		return []string{b.ttyFloor, in, out, b.tools["sh"], "-c", rawCat}
+	}},
 	socat: {name: socat, argv: func(b *bench, _, in, out string) []string {
 		return []string{b.tools["socat"], "-b", "131072", "OPEN:" + in + ",rdwr!!OPEN:" + out + ",wronly", "EXEC:" + b.tools["cat"]}
 	}},
@@ -47,18 +51,24 @@ var contenders = map[string]contender{
 	// first, so the round trip is the same line as through a pipe.
 	bridgeTTY: {name: bridgeTTY, sync: "R", argv: func(b *bench, dir, _, _ string) []string {
 		return []string{b.bin, "run", "-dir", dir, "-log-level", "error", "-tty", "--",
-			b.tools["sh"], "-c", "stty raw -echo && printf R && exec cat"}
+			b.tools["sh"], "-c", rawCat}
 	}},
 	bridgeExec: {name: bridgeExec, argv: func(b *bench, dir, _, _ string) []string {
 		return []string{b.bin, "run", "-dir", dir, "-log-level", "error", "-mode", "exec", "--", b.tools["true"]}
 	}},
 }
 
+// rawCat is the terminal contenders' child: cat on a raw terminal, which
+// says R once it is raw.
+const rawCat = "stty raw -echo && printf R && exec cat"
+
 // available says whether the programs contender name needs are there.
 func (b *bench) available(name string) bool {
 	switch name {
 	case floor:
 		return b.floor != ""
+	case floorTTY:
+		return b.ttyFloor != ""
 	case socat:
 		return b.tools["socat"] != ""
 	}

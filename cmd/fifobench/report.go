@@ -63,17 +63,27 @@ func (r *results) roundTripTable(b *strings.Builder, pl placement) {
 		where = "pinned: contender, its child and the client on one CPU"
 	}
 	fmt.Fprintf(b, "Round trip of a line, %s (µs)\n\n", where)
-	b.WriteString("| contender | kept writer p50 | p99 | fresh writer p50 | p99 | p50 vs floor, kept / fresh |\n")
+	b.WriteString("| contender | kept writer p50 | p99 | fresh writer p50 | p99 | p50 vs its floor, kept / fresh |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, n := range names {
-		vs := r.ratioCell(k50, n, floor)
-		if f := r.ratioCell(f50, n, floor); f != "" {
+		base := floorOf(n)
+		vs := r.ratioCell(k50, n, base)
+		if f := r.ratioCell(f50, n, base); f != "" {
 			vs += " / " + f
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", n,
 			r.cell(k50, n), r.cell(k99, n), r.cell(f50, n), r.cell(f99, n), vs)
 	}
 	b.WriteString("\n")
+}
+
+// floorOf is the floor contender name is measured against: the C tty
+// floor for the terminal contenders, the C floor for the others.
+func floorOf(name string) string {
+	if name == bridgeTTY || name == floorTTY {
+		return floorTTY
+	}
+	return floor
 }
 
 // compareTable is one metric for every contender, with its ratio to base.

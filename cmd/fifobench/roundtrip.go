@@ -6,7 +6,7 @@ import (
 )
 
 // streamContenders are the data-path contenders, in table order.
-var streamContenders = []string{direct, floor, socat, bridge, bridgeTTY}
+var streamContenders = []string{direct, floor, socat, bridge, floorTTY, bridgeTTY}
 
 // rtMetric names a round-trip statistic: p is 50 or 99.
 func rtMetric(p int, fresh bool, pl placement) string {

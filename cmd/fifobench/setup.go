@@ -19,6 +19,7 @@ type bench struct {
 	root       string            // the module's directory, with bench/ and cmd/
 	bin        string            // the fifobridge binary under test
 	floor      string            // the C floor bridge; "" without a C compiler
+	ttyFloor   string            // the C floor bridge on a terminal; "" likewise
 	goinit     string            // the minimal Go init
 	client     []string          // the client's argv before its arguments
 	env        []string          // extra environment of the client
@@ -65,7 +66,7 @@ func setup(cfg config, work string) (*bench, error) {
 	return b, b.setupClient()
 }
 
-// setupClient compiles bench/client.c and bench/floor.c when a C compiler
+// setupClient compiles bench/client.c, bench/floor.c and bench/ttyfloor.c when a C compiler
 // is there, and else makes this binary the client (see goClient).
 func (b *bench) setupClient() error {
 	cc := findCC()
@@ -80,6 +81,10 @@ func (b *bench) setupClient() error {
 	if cc != "" {
 		b.floor = filepath.Join(b.work, "floor")
 		if err := b.compile(cc, "floor.c", b.floor); err != nil {
+			return err
+		}
+		b.ttyFloor = filepath.Join(b.work, "ttyfloor")
+		if err := b.compile(cc, "ttyfloor.c", b.ttyFloor); err != nil {
 			return err
 		}
 	}

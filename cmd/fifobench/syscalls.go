@@ -40,7 +40,7 @@ func syscalls(b *bench, r *results) error {
 		r.note("system calls per round trip: skipped (strace not installed)")
 		return nil
 	}
-	for _, name := range b.have([]string{direct, floor, socat, bridge, bridgeTTY}, r) {
+	for _, name := range b.have([]string{direct, floor, socat, bridge, floorTTY, bridgeTTY}, r) {
 		c, err := b.straceOnce(name)
 		if errors.Is(err, errNoAttach) {
 			r.note("system calls per round trip: skipped (%v)", err)

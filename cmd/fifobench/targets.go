@@ -80,7 +80,8 @@ func (r *results) verdicts(pls []placement) []verdict {
 				v.measured += fmt.Sprintf(", %.2fx socat", q)
 			}
 			vs = append(vs, v,
-				r.atMost(fmt.Sprintf("p99 round trip, %s writer, %s: ≤ 2x the C floor's p99", w, pl), m99, bridge, floor, 2))
+				r.atMost(fmt.Sprintf("p99 round trip, %s writer, %s: ≤ 2x the C floor's p99", w, pl), m99, bridge, floor, 2),
+				r.atMost(fmt.Sprintf("terminal mode: p50 round trip, %s writer, %s: ≤ 1.1x the C tty floor", w, pl), m50, bridgeTTY, floorTTY, 1.1))
 		}
 	}
 	vs = append(vs,
