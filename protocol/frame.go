@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fifobridge/fifobridge/internal/jsonstr"
 )
 
 // Frame types of the exec-mode protocol.
@@ -47,7 +49,7 @@ func AppendData(b []byte, id, typ string, data []byte) []byte {
 	b = appendHead(b, id, typ)
 	if utf8.Valid(data) {
 		b = append(b, `,"data":`...)
-		b = appendString(b, data)
+		b = jsonstr.Append(b, data)
 	} else {
 		b = append(b, `,"data_b64":"`...)
 		b = base64.StdEncoding.AppendEncode(b, data)
@@ -81,7 +83,7 @@ func AppendExit(b []byte, id string, x Exit) []byte {
 	b = strconv.AppendInt(b, int64(x.Code), 10)
 	if x.Signal != "" {
 		b = append(b, `,"signal":`...)
-		b = appendString(b, []byte(strings.ToValidUTF8(x.Signal, "\uFFFD")))
+		b = jsonstr.Append(b, []byte(strings.ToValidUTF8(x.Signal, "\uFFFD")))
 	}
 	for _, flag := range []struct {
 		set  bool
@@ -101,44 +103,15 @@ func AppendExit(b []byte, id string, x Exit) []byte {
 func AppendError(b []byte, id, msg string) []byte {
 	b = appendHead(b, id, FrameError)
 	b = append(b, `,"error":`...)
-	b = appendString(b, []byte(strings.ToValidUTF8(msg, "\uFFFD")))
+	b = jsonstr.Append(b, []byte(strings.ToValidUTF8(msg, "\uFFFD")))
 	return append(b, "}\n"...)
 }
 
 func appendHead(b []byte, id, typ string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
+	b = jsonstr.Append(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
 	b = append(b, `,"type":`...)
-	return appendString(b, []byte(strings.ToValidUTF8(typ, "\uFFFD")))
-}
-
-// appendString appends s, valid UTF-8, as a JSON string. Only what JSON
-// requires is escaped: quote, backslash and control characters.
-func appendString(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonstr.Append(b, []byte(strings.ToValidUTF8(typ, "\uFFFD")))
 }
 
 // CutIncompleteRune splits b before a UTF-8 sequence at its end that is cut

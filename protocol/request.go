@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/jsonstr"
 )
 
 // MaxIDLen is the longest request id accepted, in bytes.
@@ -123,7 +125,7 @@ func parseCancel(r Parsed) (Parsed, error) {
 // AppendCancel appends the line that cancels request id, and a newline.
 func AppendCancel(b []byte, id string) []byte {
 	b = append(b, `{"cancel":`...)
-	b = appendString(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
+	b = jsonstr.Append(b, []byte(strings.ToValidUTF8(id, "\uFFFD")))
 	return append(b, "}\n"...)
 }
 

@@ -3,11 +3,12 @@ package status
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/fifobridge/fifobridge/internal/jsonstr"
 )
 
-// AppendJSON appends s as json.Marshal encodes it, byte for byte (a test
-// holds it to that), without reflection: the agent writes the file as it
+// AppendJSON appends s as JSON that decodes to what json.Marshal's
+// encoding of s decodes to (a test holds it to that), without reflection: the agent writes the file as it
 // starts and as it exits, and json.Marshal's first use of a type builds
 // its encoder, a quarter of a millisecond of the start of `run -- true`.
 func (s *Status) AppendJSON(b []byte) []byte {
@@ -75,7 +76,7 @@ func appendField(b []byte, name, value string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return appendString(b, value)
+	return jsonstr.Append(b, jsonstr.Valid(value))
 }
 
 // appendTimeField appends ,"name":"RFC 3339 time", as time.Time's
@@ -85,59 +86,5 @@ func appendTimeField(b []byte, name string, t time.Time) []byte {
 	b = append(b, name...)
 	b = append(b, '"', ':', '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json does with
-// its default HTML escaping: <, > and & as \u00XX, control characters
-// escaped, invalid UTF-8 as U+FFFD, and U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028', r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }
