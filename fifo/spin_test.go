@@ -79,18 +79,11 @@ func TestSpinSleepIsWoken(t *testing.T) {
 	me := &waiter{}
 	listWait(me)
 	defer unlistWait(me)
-	done := make(chan struct{})
-	go func() { defer close(done); sleep(me, time.Hour) }()
-	for {
-		waits.mu.Lock()
-		st, wake := me.state, me.wake
-		waits.mu.Unlock()
-		if st == sleeping {
-			wake <- struct{}{}
-			break
-		}
-		runtime.Gosched()
-	}
+	done := sleepInBackground(me)
+	waits.mu.Lock()
+	wake := me.wake
+	waits.mu.Unlock()
+	wake <- struct{}{}
 	<-done
 	assert.Equal(t, spinning, me.state)
 }
@@ -199,6 +192,22 @@ func TestWaitSeesBytesAlreadyThere(t *testing.T) {
 	}
 }
 
+// sleepInBackground starts w's sleep of an hour and returns once w is
+// sleeping; the channel is closed when the sleep ends.
+func sleepInBackground(w *waiter) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); sleep(w, time.Hour) }()
+	for {
+		waits.mu.Lock()
+		st := w.state
+		waits.mu.Unlock()
+		if st == sleeping {
+			return done
+		}
+		runtime.Gosched()
+	}
+}
+
 // A sleeping wait is woken when another wait ends or stops spinning: it
 // slept for that one, and sleeping on would only wait for its timer.
 func TestSleepersWokenWhenAWaitEnds(t *testing.T) {
@@ -209,17 +218,7 @@ func TestSleepersWokenWhenAWaitEnds(t *testing.T) {
 			me := &waiter{}
 			listWait(me)
 			defer unlistWait(me)
-			done := make(chan struct{})
-			go func() { defer close(done); sleep(me, time.Hour) }()
-			for {
-				waits.mu.Lock()
-				st := me.state
-				waits.mu.Unlock()
-				if st == sleeping {
-					break
-				}
-				runtime.Gosched()
-			}
+			done := sleepInBackground(me)
 			if end == "unlisted" {
 				unlistWait(other)
 			} else {

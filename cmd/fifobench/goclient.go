@@ -89,6 +89,18 @@ func takeStdout() (*bufio.Writer, error) {
 	return bufio.NewWriterSize(os.NewFile(uintptr(fd), "results"), 1<<20), nil
 }
 
+// openBoth opens OUT for reading, then IN for writing, as a client does.
+func openBoth(inPath, outPath string) (in, out int, err error) {
+	if out, err = openFIFO(outPath, unix.O_RDONLY); err != nil {
+		return -1, -1, err
+	}
+	if in, err = openFIFO(inPath, unix.O_WRONLY); err != nil {
+		unix.Close(out)
+		return -1, -1, err
+	}
+	return in, out, nil
+}
+
 func openFIFO(path string, flags int) (int, error) {
 	for {
 		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
@@ -188,15 +200,11 @@ func goPing(res *bufio.Writer, inPath, outPath string, n, warm int, fresh bool, 
 }
 
 func goReq(res *bufio.Writer, inPath, outPath string, n, warm int) error {
-	out, err := openFIFO(outPath, unix.O_RDONLY)
+	in, out, err := openBoth(inPath, outPath)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(out)
-	in, err := openFIFO(inPath, unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
 	defer unix.Close(in)
 	buf := make([]byte, 64<<10)
 	have := 0

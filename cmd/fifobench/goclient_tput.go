@@ -49,15 +49,11 @@ const tputWarm = 64 << 10
 // goTput writes mib MiB of the pattern into IN while reading them back from
 // OUT, one thread with poll(2), and prints "BYTES NS".
 func goTput(res *bufio.Writer, inPath, outPath string, mib int) error {
-	out, err := openFIFO(outPath, unix.O_RDONLY)
+	in, out, err := openBoth(inPath, outPath)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(out)
-	in, err := openFIFO(inPath, unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
 	defer unix.Close(in)
 	if err := unix.SetNonblock(in, true); err != nil {
 		return err
