@@ -26,7 +26,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}, containment: containTree}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
@@ -72,11 +72,17 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	if err != nil {
 		return child.ExitStatus{}, err
 	}
+	// The status file says which containment is in force once it is
+	// known, never a guess before.
+	a.mu.Lock()
+	a.containment = containTree
 	if cgroups != nil {
 		cfg.cgroups = cgroups
-		a.mu.Lock()
 		a.containment = containCgroup
-		a.mu.Unlock()
+	}
+	a.mu.Unlock()
+	statusFile.Poke()
+	if cgroups != nil {
 		defer cgroups.Close() // after every child was stopped: removes what is left
 	}
 	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
@@ -134,7 +140,7 @@ func (a *agent) dropSignals() (stop func()) {
 type agent struct {
 	cfg         *Config
 	started     time.Time
-	containment string // containCgroup or containTree
+	containment string // containCgroup or containTree; "" until known
 
 	mu      sync.Mutex
 	state   child.State
