@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
@@ -180,6 +182,24 @@ func Write(path string, s Status) error {
 	return WriteAt(d, filepath.Base(path), s)
 }
 
+// tempCount makes temporary names differ when getrandom(2) is refused.
+var tempCount atomic.Uint64
+
+// tempSuffix is 8 random bytes for a temporary name, from getrandom(2) (as
+// crypto/rand, without linking it). Where getrandom is refused (an old
+// seccomp profile), the time, the pid and a counter stand in: another user
+// of DIR must not be able to take every name in advance and so stop every
+// status write.
+func tempSuffix() []byte {
+	b := make([]byte, 8)
+	if n, err := unix.Getrandom(b, 0); err == nil && n == len(b) {
+		return b
+	}
+	v := uint64(time.Now().UnixNano()) ^ uint64(os.Getpid())<<32 ^ tempCount.Add(1)*0x9e3779b97f4a7c15
+	binary.LittleEndian.PutUint64(b, v)
+	return b
+}
+
 // WriteAt replaces the file name of d with s atomically: readers see the
 // old content or the new, never a part. Everything goes through d's
 // descriptor: a temporary file with a random name is created with
@@ -188,9 +208,7 @@ func Write(path string, s Status) error {
 func WriteAt(d *fifo.Dir, name string, s Status) error {
 	path := d.Join(name)
 	b := s.AppendJSON(make([]byte, 0, 512))
-	var rnd [8]byte
-	unix.Getrandom(rnd[:], 0) // as crypto/rand, without linking it; only a name
-	tmp := ".status-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	tmp := ".status-" + hex.EncodeToString(tempSuffix()) + ".tmp"
 	fd, err := d.Create(tmp, 0o600)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
