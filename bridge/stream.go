@@ -198,42 +198,67 @@ func (s *stream) copyOut(w *wiring) {
 }
 
 // exited cleans up after a child whose tree is gone: the terminal comes
-// back to the agent, and the child is unwired.
-func (s *stream) exited(p *child.Process) {
+// back to the agent, and the child is unwired. A last child that ended by
+// itself keeps its last words: its output waits for a reader for up to
+// -stop-timeout (a stop cuts that short).
+func (s *stream) exited(p *child.Process, last bool) {
 	if err := s.cfg.Terminal.TakeBack(p); err != nil {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
 	}
+	giveUp, grace := s.ctx, flushGrace
+	if last && s.ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StopTimeout)
+		defer cancel()
+		giveUp, grace = ctx, 0
+		defer s.lastWords(ctx)
+	}
 	if s.tty != nil {
-		s.tty.unwire(s.ctx.Done())
+		s.tty.unwire(giveUp.Done(), grace)
 		return
 	}
-	s.unwire(s.ctx)
+	s.unwire(giveUp.Done(), grace)
+}
+
+// lastWords waits until a reader has taken every byte the output FIFO
+// holds, or ctx is done.
+func (s *stream) lastWords(ctx context.Context) {
+	if s.sink.WaitDrained(ctx) == nil || s.ctx.Err() != nil {
+		return // read, or a stop: that does not wait for a reader
+	}
+	s.cfg.Log.Warn("the child's last output was not read", "unread", s.sink.Unread(), "waited", s.cfg.StopTimeout)
 }
 
 // unwire disconnects the child that ended, once its tree is gone: its unread
 // input is kept for the next one, and its last output is delivered. Nothing
 // waits for a process outside the tree that may still hold the child's
-// stdout. While stopping, the output gets flushGrace to find a reader, then
-// is given up.
-func (s *stream) unwire(ctx context.Context) {
+// stdout. Once giveUp is closed, the output gets grace to find a reader,
+// then is given up.
+func (s *stream) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	w := s.cur
 	s.cur = nil
 	s.feed.detach()
 	w.unwiring.Store(true)
 	w.stdout.SetReadDeadline(time.Unix(1, 0))
-	select {
-	case <-w.copied:
-	case <-ctx.Done():
-		t := time.NewTimer(flushGrace)
-		select {
-		case <-w.copied:
-		case <-t.C:
-			s.sink.Close()
-			<-w.copied
-		}
-		t.Stop()
-	}
+	waitCopied(w.copied, giveUp, grace, s.sink)
 	w.stdout.Close()
+}
+
+// waitCopied waits until copied is closed. Once giveUp is closed, it waits
+// grace more, then closes sink so that the copy gives up.
+func waitCopied(copied, giveUp <-chan struct{}, grace time.Duration, sink *fifo.Sink) {
+	select {
+	case <-copied:
+		return
+	case <-giveUp:
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-copied:
+	case <-t.C:
+		sink.Close()
+		<-copied
+	}
 }
 
 // snapshot is stream mode's part of the status file.

@@ -226,9 +226,9 @@ func (t *terminal) drain(w *ttyWiring) {
 
 // unwire disconnects the child that ended, once its tree is gone: input
 // not yet written to its terminal is kept for the next one, its last output
-// is delivered, and the master is closed. While stopping, the output gets
-// flushGrace to find a reader, then is given up.
-func (t *terminal) unwire(stopping <-chan struct{}) {
+// is delivered, and the master is closed. Once giveUp is closed, the output
+// gets grace to find a reader, then is given up.
+func (t *terminal) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	t.detachInput()
 	t.mu.Lock()
 	w := t.cur
@@ -237,18 +237,7 @@ func (t *terminal) unwire(stopping <-chan struct{}) {
 
 	w.unwiring.Store(true)
 	w.output.SetReadDeadline(time.Unix(1, 0))
-	select {
-	case <-w.copied:
-	case <-stopping:
-		timer := time.NewTimer(flushGrace)
-		select {
-		case <-w.copied:
-		case <-timer.C:
-			t.sink.Close()
-			<-w.copied
-		}
-		timer.Stop()
-	}
+	waitCopied(w.copied, giveUp, grace, t.sink)
 	close(w.quit)
 	<-w.watched
 	w.master.Close()

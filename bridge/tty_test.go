@@ -38,7 +38,7 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	require.NoError(t, err)
 	waitUnread(t, took1, size)
 	end1.Close() // the terminal's output ends
-	term.unwire(nil)
+	term.unwire(nil, 0)
 	require.Positive(t, term.held(), "the feeder held nothing: the test proves nothing")
 	got1, err := io.ReadAll(took1)
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	require.True(t, bytes.Equal(data, append(got1, got2...)), "input lost or reordered across terminals")
 
 	end2.Close()
-	term.unwire(nil)
+	term.unwire(nil, 0)
 	took2.Close()
 	term.close()
 	src.Close() // wakes the feeder's read

@@ -79,8 +79,9 @@ type Supervisor struct {
 	// Start starts one child, wiring it as the caller needs.
 	Start func() (*Process, error)
 	// Exited, if set, is called after a child and its whole tree are gone
-	// and before any restart; the caller unwires the child here.
-	Exited func(p *Process)
+	// and before any restart; the caller unwires the child here. last says
+	// that no restart follows: the child ended for good, or a stop came.
+	Exited func(p *Process, last bool)
 	// Changed, if set, is called after the Snapshot changed.
 	Changed func()
 	// Hangup, if set, is called when a child exited by itself, before the
@@ -134,27 +135,21 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		}
 		s.ended(p, st)
 		s.Log.Info("child exited", "pid", p.Pid, "status", st.String())
-		if s.Exited != nil {
-			s.Exited(p)
-		}
-		if ctx.Err() != nil || !s.Policy.restarts(st) {
-			s.setState(StateStopped)
-			return st, nil
-		}
-
-		now := time.Now()
-		if now.Sub(p.Started) > s.Window {
-			delay = s.BackoffMin // it ran long enough to count as healthy
-		}
-		kept := restarts[:0]
-		for _, t := range restarts {
-			if now.Sub(t) < s.Window {
-				kept = append(kept, t)
+		restart := ctx.Err() == nil && s.Policy.restarts(st)
+		if restart {
+			restarts = s.inWindow(restarts, p.Started, &delay)
+			if s.MaxRestarts >= 0 && len(restarts) >= s.MaxRestarts {
+				s.Log.Error("giving up: too many restarts", "restarts", len(restarts), "window", s.Window, "status", st.String())
+				restart = false
 			}
 		}
-		restarts = kept
-		if s.MaxRestarts >= 0 && len(restarts) >= s.MaxRestarts {
-			s.Log.Error("giving up: too many restarts", "restarts", len(restarts), "window", s.Window, "status", st.String())
+		if !restart {
+			s.setState(StateStopping) // what is left is the caller's clean-up
+		}
+		if s.Exited != nil {
+			s.Exited(p, !restart)
+		}
+		if !restart {
 			s.setState(StateStopped)
 			return st, nil
 		}
@@ -175,6 +170,23 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		s.snap.Restarts++
 		s.mu.Unlock()
 	}
+}
+
+// inWindow returns the restart times still inside Window, and resets delay
+// to BackoffMin when the child that started at started ran longer than
+// Window (it counts as healthy).
+func (s *Supervisor) inWindow(restarts []time.Time, started time.Time, delay *time.Duration) []time.Time {
+	now := time.Now()
+	if now.Sub(started) > s.Window {
+		*delay = s.BackoffMin
+	}
+	kept := restarts[:0]
+	for _, t := range restarts {
+		if now.Sub(t) < s.Window {
+			kept = append(kept, t)
+		}
+	}
+	return kept
 }
 
 // Signal forwards sig to the running child's process group, if any.

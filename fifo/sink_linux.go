@@ -1,9 +1,11 @@
 package fifo
 
 import (
+	"context"
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Sink is the agent's writing end of an output FIFO. Because the Sink also
@@ -161,4 +163,50 @@ func (s *Sink) spliceFrom(src *os.File, max int) (n int, empty bool, err error) 
 			return 0, false, io.EOF
 		}
 	}
+}
+
+// drainedPoll is how often WaitDrained looks at the FIFO. It runs only while
+// an agent keeps a last child's output for a reader.
+const drainedPoll = 10 * time.Millisecond
+
+// WaitDrained waits until no byte written to the Sink is left unread, in
+// the current FIFO or a replaced one, or until ctx is done (its error) or
+// the Sink is closed (ErrClosed).
+func (s *Sink) WaitDrained(ctx context.Context) error {
+	t := time.NewTicker(drainedPoll)
+	defer t.Stop()
+	for {
+		n, err := s.unread()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Unread returns how many bytes written to the Sink no reader has taken
+// yet, 0 once it is closed.
+func (s *Sink) Unread() int {
+	n, _ := s.unread()
+	return n
+}
+
+func (s *Sink) unread() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	n := buffered(s.cur)
+	for _, f := range s.retired {
+		n += buffered(f)
+	}
+	return n, nil
 }

@@ -161,3 +161,16 @@ func roundTrip(t *testing.T, in string, r *fifoEnd, line string) {
 	w.close()
 	r.expectLine(line)
 }
+
+// drainUntilExit reads and discards what r gets until the agent exits, at
+// most timeout, and returns its exit code: for a child whose last words
+// (the terminal's echo, say) the test does not look at, which the agent
+// keeps for a reader.
+func (e *fifoEnd) drainUntilExit(a *agent, timeout time.Duration) int {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !a.exited() && time.Now().Before(deadline) {
+		e.readSome(64<<10, time.Now().Add(20*time.Millisecond))
+	}
+	return a.wait(time.Until(deadline))
+}

@@ -218,7 +218,7 @@ func TestTTYControlCharacters(t *testing.T) {
 		w.writeLine("abc")
 		r.waitTTYLine("abc")
 		w.write([]byte("\x04"))
-		if code := a.wait(hangTimeout); code != 0 {
+		if code := r.drainUntilExit(a, hangTimeout); code != 0 {
 			t.Errorf("agent exited %d after cat saw end-of-file, want 0", code)
 		}
 	})
@@ -295,7 +295,7 @@ func TestTTYHangup(t *testing.T) {
 			} else {
 				openWriter(t, a.in).writeLine("exit")
 			}
-			if code := a.wait(hangTimeout); code != want {
+			if code := r.drainUntilExit(a, hangTimeout); code != want {
 				t.Errorf("agent exited %d, want %d", code, want)
 			}
 			if b, err := os.ReadFile(got); string(b) != "HUP\n" {
