@@ -26,7 +26,7 @@ func TestCheck(t *testing.T) {
 	d, err := fifo.OpenDir(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
-	lock, err := Lock(d)
+	lock, err := Lock(d, 0o644)
 	require.NoError(t, err)
 	require.NoError(t, Check(dir, path, now))
 	write(Status{PID: 1 << 22, State: "backoff", UpdatedAt: now})
