@@ -50,10 +50,15 @@ type Tee struct {
 
 // ChildStatus describes the supervised child (stream mode).
 type ChildStatus struct {
-	PID      int       `json:"pid"`
-	Starts   int       `json:"starts"`
-	Restarts int       `json:"restarts"`
-	LastExit *LastExit `json:"last_exit"`
+	PID      int `json:"pid"`
+	Starts   int `json:"starts"`
+	Restarts int `json:"restarts"`
+	// RecentRestarts counts the restarts inside the last RestartWindow
+	// (-restart-window, a Go duration): from CrashLoop restarts on, health
+	// calls the agent unhealthy. Absent in exec mode.
+	RecentRestarts int       `json:"recent_restarts"`
+	RestartWindow  string    `json:"restart_window,omitempty"`
+	LastExit       *LastExit `json:"last_exit"`
 	// TTY is the window size of the child's terminal (-tty); absent when
 	// the child has none.
 	TTY *TTY `json:"tty,omitempty"`

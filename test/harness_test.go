@@ -248,7 +248,9 @@ type status struct {
 		PID      int `json:"pid"`
 		Starts   int `json:"starts"`
 		Restarts int `json:"restarts"`
-		LastExit *struct {
+		// RecentRestarts counts the restarts inside -restart-window.
+		RecentRestarts int `json:"recent_restarts"`
+		LastExit       *struct {
 			Code   int    `json:"code"`
 			Signal string `json:"signal"`
 		} `json:"last_exit"`
