@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,7 +37,7 @@ type execMode struct {
 	replies *fifo.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
-	path   string        // PROGRAM looked up in PATH, or ""
+	path   string        // PROGRAM as looked up at start (Config.ProgramPath), or ""
 	slots  chan struct{} // one token per running tree
 	nextID atomic.Uint64
 
@@ -63,12 +62,11 @@ type execMode struct {
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, replies *fifo.Dir, poke func()) *execMode {
-	// The program is looked up in PATH once, not for every request; a
-	// lookup that fails now is tried again per request, for its error frame.
-	path, _ := exec.LookPath(cfg.Program)
+	// The program was looked up in PATH once, at start, not for every
+	// request; without that, each request looks it up, for its error frame.
 	out := &outFIFO{sink: sink}
 	return &execMode{
-		path: path,
+		path: cfg.ProgramPath,
 		cfg:  cfg, reaper: reaper, src: src, out: out, poke: poke,
 		replies:    replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),

@@ -285,8 +285,10 @@ func TestSendExitCodes(t *testing.T) {
 	})
 
 	t.Run("125 when rejected", func(t *testing.T) {
+		// Executable at the agent's start (else the agent would not
+		// start: 126), not when the request comes.
 		noExec := filepath.Join(t.TempDir(), "noexec")
-		if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -303,6 +305,11 @@ func TestSendExitCodes(t *testing.T) {
 				a := startAgent(t, agentConfig{flags: append([]string{"-mode", "exec"}, tc.flags...), program: tc.program})
 				r := openReader(t, a.out)
 				waitServing(t, a)
+				if tc.program[0] == noExec {
+					if err := os.Chmod(noExec, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 				// -timeout 5s: a send that waits for an answer that
 				// does not come exits 124, not 125.
 				res := runSend(t, a.dir, tc.input, "-timeout", "5s")
