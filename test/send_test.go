@@ -35,6 +35,14 @@ type sendCmd struct {
 // standard input (none when nil); it is killed when t ends if still running.
 func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...string) *sendCmd {
 	t.Helper()
+	s := startSendCmd(t, dir, env, stdin, args...)
+	s.start(t)
+	return s
+}
+
+// startSendCmd prepares "fifobridge send -dir DIR ARGS..." for start.
+func startSendCmd(t *testing.T, dir string, env []string, stdin []byte, args ...string) *sendCmd {
+	t.Helper()
 	if dir != "" {
 		args = append([]string{"-dir", dir}, args...)
 	}
@@ -46,6 +54,12 @@ func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...str
 	}
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
 	s.cmd.WaitDelay = 2 * time.Second
+	return s
+}
+
+// start starts the send; it is killed when t ends if still running.
+func (s *sendCmd) start(t *testing.T) {
+	t.Helper()
 	s.begin = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start fifobridge send: %v", err)
@@ -67,7 +81,6 @@ func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...str
 			<-s.done
 		}
 	})
-	return s
 }
 
 // wait waits at most timeout for send to exit.

@@ -196,6 +196,9 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
+	if cfg.ReplySweep, err = testReplySweep(); err != nil {
+		return nil, nil, err
+	}
 	if err := absolutePaths(cfg); err != nil {
 		return nil, nil, err
 	}
@@ -241,4 +244,21 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// replySweepEnv shortens the exec-mode sweep of reply FIFOs left behind
+// (bridge.SweepPeriod and SweepAge, a minute each) for tests, which cannot
+// wait minutes. It is not a flag and not part of the interface.
+const replySweepEnv = "FIFOBRIDGE_TEST_REPLY_SWEEP"
+
+func testReplySweep() (time.Duration, error) {
+	v := os.Getenv(replySweepEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid %s %q: want a positive duration", replySweepEnv, v)
+	}
+	return d, nil
 }
