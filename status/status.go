@@ -55,7 +55,8 @@ type ChildStatus struct {
 	Restarts int `json:"restarts"`
 	// RecentRestarts counts the restarts inside the last RestartWindow
 	// (-restart-window, a Go duration): from CrashLoop restarts on, health
-	// calls the agent unhealthy. Absent in exec mode.
+	// calls the agent unhealthy. In exec mode it is 0 and the window is
+	// absent.
 	RecentRestarts int       `json:"recent_restarts"`
 	RestartWindow  string    `json:"restart_window,omitempty"`
 	LastExit       *LastExit `json:"last_exit"`
