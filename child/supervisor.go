@@ -65,8 +65,10 @@ type Snapshot struct {
 	Pid      int // the running child, or 0
 	Starts   int
 	Restarts int
-	LastExit *ExitStatus
-	LastAt   time.Time
+	// RecentRestarts counts the restarts inside the last Window.
+	RecentRestarts int
+	LastExit       *ExitStatus
+	LastAt         time.Time
 }
 
 // Supervisor keeps one child running: it starts it, cleans up its tree when
@@ -96,9 +98,10 @@ type Supervisor struct {
 	StopSignal  syscall.Signal
 	StopTimeout time.Duration
 
-	mu   sync.Mutex
-	snap Snapshot
-	cur  *Process
+	mu     sync.Mutex
+	snap   Snapshot
+	cur    *Process
+	recent []time.Time // restart times, the oldest first; those past Window are dropped at each exit
 }
 
 // Run supervises until the child ends and is not restarted, or until ctx is
@@ -106,7 +109,6 @@ type Supervisor struct {
 // returns the last child's exit status, or the error of a failed start.
 func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 	s.setState(StateStarting)
-	var restarts []time.Time // restart times inside the window
 	delay := s.BackoffMin
 	for {
 		if ctx.Err() != nil { // a stop came before the first start
@@ -135,14 +137,7 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		}
 		s.ended(p, st)
 		s.Log.Info("child exited", "pid", p.Pid, "status", st.String())
-		restart := ctx.Err() == nil && s.Policy.restarts(st)
-		if restart {
-			restarts = s.inWindow(restarts, p.Started, &delay)
-			if s.MaxRestarts >= 0 && len(restarts) >= s.MaxRestarts {
-				s.Log.Error("giving up: too many restarts", "restarts", len(restarts), "window", s.Window, "status", st.String())
-				restart = false
-			}
-		}
+		restart := ctx.Err() == nil && s.Policy.restarts(st) && s.mayRestart(p, st, &delay)
 		if !restart {
 			s.setState(StateStopping) // what is left is the caller's clean-up
 		}
@@ -164,29 +159,31 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 			return st, nil
 		case <-t.C:
 		}
-		restarts = append(restarts, time.Now())
 		delay = min(2*delay, s.BackoffMax)
 		s.mu.Lock()
+		s.recent = append(s.recent, time.Now())
 		s.snap.Restarts++
 		s.mu.Unlock()
 	}
 }
 
-// inWindow returns the restart times still inside Window, and resets delay
-// to BackoffMin when the child that started at started ran longer than
-// Window (it counts as healthy).
-func (s *Supervisor) inWindow(restarts []time.Time, started time.Time, delay *time.Duration) []time.Time {
+// mayRestart drops the restart times that left Window and says whether
+// MaxRestarts allows one more; delay goes back to BackoffMin when p ran
+// longer than Window (it counts as healthy).
+func (s *Supervisor) mayRestart(p *Process, st ExitStatus, delay *time.Duration) bool {
 	now := time.Now()
-	if now.Sub(started) > s.Window {
+	if now.Sub(p.Started) > s.Window {
 		*delay = s.BackoffMin
 	}
-	kept := restarts[:0]
-	for _, t := range restarts {
-		if now.Sub(t) < s.Window {
-			kept = append(kept, t)
-		}
+	s.mu.Lock()
+	s.recent = s.inWindow(now)
+	recent := len(s.recent)
+	s.mu.Unlock()
+	if s.MaxRestarts >= 0 && recent >= s.MaxRestarts {
+		s.Log.Error("giving up: too many restarts", "restarts", recent, "window", s.Window, "status", st.String())
+		return false
 	}
-	return kept
+	return true
 }
 
 // Signal forwards sig to the running child's process group, if any.
@@ -205,7 +202,20 @@ func (s *Supervisor) Signal(sig syscall.Signal) {
 func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap
+	snap := s.snap
+	snap.RecentRestarts = len(s.inWindow(time.Now()))
+	return snap
+}
+
+// inWindow returns the tail of s.recent that is inside Window at now;
+// s.mu is held.
+func (s *Supervisor) inWindow(now time.Time) []time.Time {
+	for i, t := range s.recent {
+		if now.Sub(t) < s.Window {
+			return s.recent[i:]
+		}
+	}
+	return s.recent[:0]
 }
 
 func (s *Supervisor) setState(st State) {
