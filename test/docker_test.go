@@ -373,7 +373,7 @@ func (c *container) hostPID() int {
 	if err != nil || pid <= 0 {
 		c.t.Fatalf("container %s has no host pid (%v)", c.name, err)
 	}
-	if cl := cmdline(pid); !strings.HasPrefix(cl, "/fifobridge run") {
+	if cl := cmdline(pid); !strings.HasPrefix(cl, "/usr/local/bin/fifobridge run") {
 		c.t.Fatalf("host pid %d of container %s runs %q, not the agent: the engine is in another PID namespace", pid, c.name, cl)
 	}
 	return pid
@@ -662,7 +662,7 @@ func TestDocker(t *testing.T) {
 			program []string
 			code    int
 		}{
-			{"Zero", false, never, []string{"/fifobridge", "version"}, 0},
+			{"Zero", false, never, []string{"fifobridge", "version"}, 0}, // on PATH
 			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3},
 			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137},
 			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3},
@@ -757,6 +757,26 @@ func TestDocker(t *testing.T) {
 		c.waitHealth("healthy", 20*time.Second)
 		r := openReader(t, c.out)
 		roundTrip(t, c.in, r, "after the freeze")
+	})
+
+	// The binary is on the image's PATH: "docker exec CONTAINER fifobridge
+	// health" and "... fifobridge send" work inside the container, without
+	// a bind mount (as on Docker Desktop, where FIFOs do not cross to the
+	// host).
+	t.Run("ExecOnPath", func(t *testing.T) {
+		t.Parallel()
+		checkLeaks(t, false)
+		c := d.start(t, containerOpts{busybox: true, env: []string{"FIFOBRIDGE_MODE=exec"},
+			program: []string{"sh", "-c", `read -r x; echo "got $x"`}})
+		if res, err := dockerCmd(dockerTimeout, "exec", c.name, "fifobridge", "health", "-wait", "20s"); err != nil || res.code != 0 {
+			t.Fatalf("docker exec %s fifobridge health -wait 20s: exit %d, %v: %s%s", c.name, res.code, err, res.stdout, res.stderr)
+		}
+		if res, err := dockerCmd(dockerTimeout, "exec", c.name, "fifobridge", "health"); err != nil || res.code != 0 {
+			t.Fatalf("docker exec %s fifobridge health: exit %d, %v: %s%s", c.name, res.code, err, res.stdout, res.stderr)
+		}
+		if got := docker(t, "exec", c.name, "fifobridge", "send", "hello"); got != "got hello" {
+			t.Fatalf("docker exec %s fifobridge send hello printed %q, want %q", c.name, got, "got hello")
+		}
 	})
 
 	// With -user 1000:1000 the child runs as uid and gid 1000 without
