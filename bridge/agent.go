@@ -30,7 +30,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
-	statusFile := status.NewWriter(cfg.StatusPath, a.snapshot)
+	statusFile := status.NewWriter(cfg.StatusPath, status.FileMode(cfg.Perm), a.snapshot)
 	a.statusFile = statusFile
 	statusCtx, stopStatus := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

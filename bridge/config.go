@@ -38,6 +38,10 @@ type Config struct {
 	MaxConcurrent int
 	MaxRequest    int
 	AllowArgs     bool
+	// ReplySweep, if set, replaces both SweepPeriod and SweepAge (see
+	// exec_sweep.go). No flag sets it: the rule is fixed for users, and
+	// only tests shorten it, through FIFOBRIDGE_TEST_REPLY_SWEEP.
+	ReplySweep time.Duration
 
 	// Tty runs the stream child on a new pseudo-terminal of TtySize.
 	Tty     bool

@@ -41,6 +41,13 @@
 //   - A stop returns within -stop-timeout + 1 s when every child dies at
 //     SIGKILL: one give-up deadline ends every write still blocked then,
 //     and leaves writes that make progress to finish.
+//   - Reply FIFOs left behind by a send that was killed are removed: at
+//     start and every SweepPeriod, a FIFO in replies/ that no queued,
+//     running or answered request holds, that nobody reads and that has not
+//     changed for SweepAge goes; nothing else there is touched (see
+//     exec_sweep.go).
+//   - PROGRAM was looked up once, at start (Config.ProgramPath); a program
+//     that cannot start then fails each request with one error frame.
 //   - At most -max-concurrent requests wait in the agent for a slot, in
 //     arrival order; lines behind them are read, so a {"cancel":"ID"} is
 //     acted on at once: a queued request never starts (one error frame

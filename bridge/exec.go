@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,7 +37,7 @@ type execMode struct {
 	replies *fifo.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
-	path   string        // PROGRAM looked up in PATH, or ""
+	path   string        // PROGRAM as looked up at start (Config.ProgramPath), or ""
 	slots  chan struct{} // one token per running tree
 	nextID atomic.Uint64
 
@@ -56,19 +55,21 @@ type execMode struct {
 	live    map[string][]*cancel // running requests by id, until their child is reaped
 	running map[*child.Process]bool
 	writers map[*output]struct{} // request writers on reply FIFOs
-	last    *status.LastExit
-	ctx     context.Context // of run; done means stopping
-	stopAt  time.Time       // when a stop escalates to SIGKILL; zero until stopping
-	unread  []byte          // left in the input FIFO at stop
+	// replyNames counts, by name, the reply FIFOs open for requests that
+	// are queued, running, or being answered: the sweep leaves them alone.
+	replyNames map[string]int
+	last       *status.LastExit
+	ctx        context.Context // of run; done means stopping
+	stopAt     time.Time       // when a stop escalates to SIGKILL; zero until stopping
+	unread     []byte          // left in the input FIFO at stop
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, replies *fifo.Dir, poke func()) *execMode {
-	// The program is looked up in PATH once, not for every request; a
-	// lookup that fails now is tried again per request, for its error frame.
-	path, _ := exec.LookPath(cfg.Program)
+	// The program was looked up in PATH once, at start, not for every
+	// request; without that, each request looks it up, for its error frame.
 	out := &outFIFO{sink: sink}
 	return &execMode{
-		path: path,
+		path: cfg.ProgramPath,
 		cfg:  cfg, reaper: reaper, src: src, out: out, poke: poke,
 		replies:    replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
@@ -77,6 +78,7 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 		queued:     make(chan struct{}, 1),
 		room:       make(chan struct{}, 1),
 		writers:    make(map[*output]struct{}),
+		replyNames: make(map[string]int),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
 		idle:       newIdleClock(),
 	}
@@ -97,10 +99,11 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	e.ctx = ctx
 	e.mu.Unlock()
 	var requests, loops, writer sync.WaitGroup
-	loops.Add(3)
+	loops.Add(4)
 	go func() { defer loops.Done(); e.serve(ctx) }()
 	go func() { defer loops.Done(); e.dispatch(ctx, &requests) }()
 	go func() { defer loops.Done(); e.forward(ctx) }()
+	go func() { defer loops.Done(); e.sweep(ctx) }()
 	writer.Add(1)
 	go func() { defer writer.Done(); e.rejections.run() }()
 	<-ctx.Done()

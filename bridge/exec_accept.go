@@ -94,7 +94,8 @@ func (e *execMode) newID() string { return "r" + strconv.FormatUint(e.nextID.Add
 // openReply opens replies/name for writing without waiting, through the
 // directory's descriptor: a FIFO with one name, never a link or another
 // file, with a reader on it. Nothing is created or written when it is
-// anything else.
+// anything else. Until closeReply, the name counts as named by a request,
+// and the sweep leaves it alone.
 func (e *execMode) openReply(name string) (*fifo.Reply, error) {
 	if e.replies == nil {
 		return nil, fmt.Errorf("reply %q: the agent has no replies directory", name)
@@ -103,5 +104,18 @@ func (e *execMode) openReply(name string) (*fifo.Reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reply %q: %w", name, err)
 	}
+	e.mu.Lock()
+	e.replyNames[name]++
+	e.mu.Unlock()
 	return r, nil
+}
+
+// closeReply closes a reply FIFO openReply opened.
+func (e *execMode) closeReply(r *fifo.Reply) {
+	r.Close()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.replyNames[r.Name()]--; e.replyNames[r.Name()] <= 0 {
+		delete(e.replyNames, r.Name())
+	}
 }

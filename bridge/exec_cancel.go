@@ -45,7 +45,7 @@ func (e *execMode) cancelLine(req protocol.Parsed, reply *fifo.Reply) {
 	}
 	if len(queued) > 0 || len(running) > 0 {
 		if reply != nil {
-			reply.Close()
+			e.closeReply(reply)
 		}
 		return
 	}
@@ -61,7 +61,7 @@ func (e *execMode) answer(id string, reply *fifo.Reply, err error) {
 		e.rejections.put(frame)
 		return
 	}
-	defer reply.Close()
+	defer e.closeReply(reply)
 	if werr := writeNow(reply, frame); werr != nil {
 		e.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
 	}

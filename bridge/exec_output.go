@@ -119,7 +119,7 @@ func (o *output) close() {
 	o.e.mu.Lock()
 	delete(o.e.writers, o)
 	o.e.mu.Unlock()
-	o.reply.Close()
+	o.e.closeReply(o.reply)
 }
 
 // ended says the request's child has ended: from now on a reply write that

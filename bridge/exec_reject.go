@@ -37,7 +37,7 @@ func (e *execMode) reject(id string, reply *fifo.Reply, err error) {
 		e.rejections.put(frame)
 		return
 	}
-	defer reply.Close()
+	defer e.closeReply(reply)
 	if werr := writeNow(reply, frame); werr != nil {
 		e.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
 	}

@@ -152,7 +152,7 @@ func (a *agent) openDir(path string, create bool) (*fifo.Dir, error) {
 
 // takeLock takes the lock on DIR/lock for the agent's life.
 func (a *agent) takeLock() error {
-	f, err := status.Lock(a.dir)
+	f, err := status.Lock(a.dir, status.FileMode(a.cfg.Perm))
 	if errors.Is(err, status.ErrLocked) {
 		return fmt.Errorf("another agent is serving %s (%s is locked)", a.dir.Path(), a.dir.Join(status.LockName))
 	}

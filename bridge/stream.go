@@ -243,7 +243,8 @@ func (s *stream) snapshot() status.Status {
 	if st.State == "" {
 		st.State = string(child.StateStarting)
 	}
-	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts}
+	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts,
+		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String()}
 	if s.tty != nil {
 		size := s.tty.winsize()
 		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}

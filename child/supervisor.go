@@ -65,8 +65,10 @@ type Snapshot struct {
 	Pid      int // the running child, or 0
 	Starts   int
 	Restarts int
-	LastExit *ExitStatus
-	LastAt   time.Time
+	// RecentRestarts counts the restarts inside the last Window.
+	RecentRestarts int
+	LastExit       *ExitStatus
+	LastAt         time.Time
 }
 
 // Supervisor keeps one child running: it starts it, cleans up its tree when
@@ -95,9 +97,10 @@ type Supervisor struct {
 	StopSignal  syscall.Signal
 	StopTimeout time.Duration
 
-	mu   sync.Mutex
-	snap Snapshot
-	cur  *Process
+	mu     sync.Mutex
+	snap   Snapshot
+	cur    *Process
+	recent []time.Time // restart times, the oldest first; those past Window are dropped at each exit
 }
 
 // Run supervises until the child ends and is not restarted, or until ctx is
@@ -105,7 +108,6 @@ type Supervisor struct {
 // returns the last child's exit status, or the error of a failed start.
 func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 	s.setState(StateStarting)
-	var restarts []time.Time // restart times inside the window
 	delay := s.BackoffMin
 	for {
 		if ctx.Err() != nil { // a stop came before the first start
@@ -146,15 +148,12 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		if now.Sub(p.Started) > s.Window {
 			delay = s.BackoffMin // it ran long enough to count as healthy
 		}
-		kept := restarts[:0]
-		for _, t := range restarts {
-			if now.Sub(t) < s.Window {
-				kept = append(kept, t)
-			}
-		}
-		restarts = kept
-		if s.MaxRestarts >= 0 && len(restarts) >= s.MaxRestarts {
-			s.Log.Error("giving up: too many restarts", "restarts", len(restarts), "window", s.Window, "status", st.String())
+		s.mu.Lock()
+		s.recent = s.inWindow(now)
+		recent := len(s.recent)
+		s.mu.Unlock()
+		if s.MaxRestarts >= 0 && recent >= s.MaxRestarts {
+			s.Log.Error("giving up: too many restarts", "restarts", recent, "window", s.Window, "status", st.String())
 			s.setState(StateStopped)
 			return st, nil
 		}
@@ -169,9 +168,9 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 			return st, nil
 		case <-t.C:
 		}
-		restarts = append(restarts, time.Now())
 		delay = min(2*delay, s.BackoffMax)
 		s.mu.Lock()
+		s.recent = append(s.recent, time.Now())
 		s.snap.Restarts++
 		s.mu.Unlock()
 	}
@@ -193,7 +192,20 @@ func (s *Supervisor) Signal(sig syscall.Signal) {
 func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap
+	snap := s.snap
+	snap.RecentRestarts = len(s.inWindow(time.Now()))
+	return snap
+}
+
+// inWindow returns the tail of s.recent that is inside Window at now;
+// s.mu is held.
+func (s *Supervisor) inWindow(now time.Time) []time.Time {
+	for i, t := range s.recent {
+		if now.Sub(t) < s.Window {
+			return s.recent[i:]
+		}
+	}
+	return s.recent[:0]
 }
 
 func (s *Supervisor) setState(st State) {

@@ -5,9 +5,19 @@
 //
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
-//   - The private reply FIFO Send makes is removed on every way out. Its
-//     name is 128 random bits; the request always carries an id, and only
-//     frames with that id are taken, others are reported and ignored.
+//   - Send works for any user the directory admits, root or not: it only
+//     enters DIR and DIR/replies (O_PATH descriptors, see fifo.EnterDir),
+//     never lists them, and reads DIR/status.json and DIR/lock through
+//     DIR's descriptor. Whoever may enter DIR, write DIR/in and create
+//     files in replies/ may send.
+//   - The private reply FIFO Send makes is removed on every way out Send
+//     lives to see (the agent sweeps away what a SIGKILLed one leaves).
+//     Its name is 128 random bits; the request always carries an id, and
+//     only frames with that id are taken, others are reported and ignored.
+//     It has mode 0600 when the agent (the owner of replies/) is root or
+//     the sender's own user, else 0622, so that an agent of another user
+//     can write to it.
+//   - Options.Args are the request's args, in order, as given.
 //   - The request is written as "\n" + line: an unterminated fragment an
 //     earlier writer left in the input FIFO ends there instead of
 //     swallowing the request. A write of at most PIPE_BUF bytes takes no

@@ -47,7 +47,7 @@ func startFakeAgent(t *testing.T, dir string) *fakeAgent {
 	a := &fakeAgent{t: t, dir: dir, in: in, requests: make(chan protocol.Parsed, 16), raw: make(chan []byte, 64), done: make(chan struct{})}
 	d, err := fifo.OpenDir(dir, false)
 	require.NoError(t, err)
-	a.lock, err = status.Lock(d)
+	a.lock, err = status.Lock(d, 0o644)
 	d.Close()
 	require.NoError(t, err)
 	go a.read()

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
 )
@@ -23,21 +24,25 @@ type replyFIFO struct {
 }
 
 // makeReply makes a reply FIFO with a random name in DIR/replies, which the
-// agent made, and opens both its ends.
+// agent made, and opens both its ends. DIR and replies/ are only entered,
+// never listed: a user who may enter DIR and create files in replies/
+// (mode 1733) needs nothing more.
 func makeReply(dir string) (*replyFIFO, error) {
 	name, err := randomName()
 	if err != nil {
 		return nil, err
 	}
-	replies, err := fifo.OpenDir(filepath.Join(dir, "replies"), false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)
-	}
+	replies, err := enterReplies(dir)
 	if err != nil {
 		return nil, err
 	}
 	p := &replyFIFO{name: name, path: replies.Join(name), dir: replies}
-	created, err := replies.Make(name, 0o600)
+	perm, err := replyPerm(replies)
+	if err != nil {
+		replies.Close()
+		return nil, err
+	}
+	created, err := replies.Make(name, perm)
 	if err != nil || !created {
 		replies.Close()
 		if err == nil {
@@ -54,6 +59,42 @@ func makeReply(dir string) (*replyFIFO, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// enterReplies enters DIR and then its replies/ (no link followed), with
+// O_PATH descriptors.
+func enterReplies(dir string) (*fifo.Dir, error) {
+	d, err := fifo.EnterDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNoAgent, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	replies, err := d.EnterSub("replies")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)
+	}
+	return replies, err
+}
+
+// replyPerm is the mode of a new reply FIFO. The agent that made replies/
+// owns it: when that is root or send's own user, 0600. An agent of another
+// user can only write to the FIFO through its group or other bits, and
+// which groups it has is not known here: 0622 then. Only someone who knows
+// the name can open the FIFO at all (replies/ cannot be listed, the name
+// is 128 random bits), and send takes only frames that carry its own
+// request id.
+func replyPerm(replies *fifo.Dir) (os.FileMode, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(replies.Fd(), &st); err != nil {
+		return 0, fmt.Errorf("stat %s: %w", replies.Path(), err)
+	}
+	if st.Uid == 0 || int(st.Uid) == os.Geteuid() {
+		return 0o600, nil
+	}
+	return 0o622, nil
 }
 
 // dropKeeper closes the keeper write end: from now on EOF shows that the

@@ -31,12 +31,13 @@ func randomName() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// requestLine encodes one request as it is written to the input FIFO:
+// requestLine encodes one request as it is written to the input FIFO (args,
+// when there are any, in order):
 // a newline first, so that a fragment an earlier writer left unterminated
 // ends there (the agent skips the blank line that is left when there is
 // none), then the JSON object and its newline.
-func requestLine(id, reply string, stdin []byte, limit time.Duration) ([]byte, error) {
-	r := protocol.Request{ID: id, Reply: reply}
+func requestLine(id, reply string, stdin []byte, args []string, limit time.Duration) ([]byte, error) {
+	r := protocol.Request{ID: id, Reply: reply, Args: args}
 	if utf8.Valid(stdin) {
 		r.Stdin = string(stdin)
 	} else {

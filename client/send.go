@@ -32,9 +32,12 @@ type Result struct {
 
 // Options is one request to send.
 type Options struct {
-	Dir   string        // the agent's directory
-	ID    string        // request id; "" picks a random one
-	Stdin []byte        // the child's stdin
+	Dir   string // the agent's directory
+	ID    string // request id; "" picks a random one
+	Stdin []byte // the child's stdin
+	// Args are appended to the agent's PROGRAM ARG... for this request, in
+	// order; the agent refuses them unless it runs with -allow-args.
+	Args  []string
 	Limit time.Duration // the request's time limit; 0: the agent's default
 	// Stdout and Stderr receive the child's output byte for byte.
 	Stdout, Stderr io.Writer
@@ -76,7 +79,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	}
 	defer reply.remove()
 
-	line, err := requestLine(id, reply.name, o.Stdin, o.Limit)
+	line, err := requestLine(id, reply.name, o.Stdin, o.Args, o.Limit)
 	if err != nil {
 		return Result{}, err
 	}

@@ -195,7 +195,7 @@ func TestSendLockRule(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The largest request that needs no lock: newline + line = PIPE_BUF.
-	line, err := requestLine(strings.Repeat("i", 32), strings.Repeat("r", 32), []byte("x"), 0)
+	line, err := requestLine(strings.Repeat("i", 32), strings.Repeat("r", 32), []byte("x"), nil, 0)
 	require.NoError(t, err)
 	stdin := []byte(strings.Repeat("x", PipeBuf-len(line)+1))
 	short := startSend(t, ctx, Options{Dir: dir, ID: strings.Repeat("i", 32), Stdin: stdin})
@@ -243,4 +243,16 @@ func TestSendIDTooLong(t *testing.T) {
 	_, err := Send(context.Background(), Options{Dir: dir, ID: strings.Repeat("i", protocol.MaxIDLen+1)})
 	require.ErrorContains(t, err, "longer than")
 	requireNoReplies(t, dir)
+}
+
+// Args go into the request in order, and only when there are any.
+func TestRequestLineArgs(t *testing.T) {
+	line, err := requestLine("i", "r", []byte("x"), []string{"a", "b c", "-n"}, 0)
+	require.NoError(t, err)
+	req, err := protocol.ParseRequest(bytes.TrimSpace(line))
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b c", "-n"}, req.Args)
+	line, err = requestLine("i", "r", []byte("x"), nil, 0)
+	require.NoError(t, err)
+	require.NotContains(t, string(line), "args")
 }

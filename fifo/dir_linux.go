@@ -15,7 +15,7 @@ import (
 // not "." or "..") and never follows a symbolic link, so whoever else can
 // write the directory cannot make an operation act outside it.
 type Dir struct {
-	f    *os.File // O_RDONLY|O_DIRECTORY
+	f    *os.File // O_RDONLY|O_DIRECTORY, or O_PATH|O_DIRECTORY (EnterDir)
 	path string   // for messages and Join; never used to reach the directory
 }
 
@@ -35,22 +35,38 @@ const maxLinks = 40
 // are made (mode 0755, less the umask) with mkdirat relative to their
 // opened parent.
 func OpenDir(path string, create bool) (*Dir, error) {
+	return openDir(path, create, unix.O_RDONLY)
+}
+
+// EnterDir opens the directory at path as OpenDir does, but needs only
+// permission to enter it (search, x), not to list it (read): its
+// descriptor is O_PATH. Everything a client does with entries it knows by
+// name works through it (opening, making and removing FIFOs, reading
+// files); listing it and changing its own mode (Chmod) do not. It is how
+// host-side commands reach DIR and DIR/replies (mode 1733, which only its
+// owner can list).
+func EnterDir(path string) (*Dir, error) {
+	return openDir(path, false, unix.O_PATH)
+}
+
+func openDir(path string, create bool, flag int) (*Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
-	fd, err := resolveDir(abs, create)
+	fd, err := resolveDir(abs, create, flag)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
 	return &Dir{f: os.NewFile(uintptr(fd), abs), path: abs}, nil
 }
 
-// resolveDir is OpenDir's walk; it returns an O_RDONLY|O_DIRECTORY fd.
-func resolveDir(abs string, create bool) (int, error) {
+// resolveDir is OpenDir's walk; it returns the directory opened with
+// flag|O_DIRECTORY.
+func resolveDir(abs string, create bool, flag int) (int, error) {
 	links := 0
 	for {
-		fd, rest, target, err := walk(abs, create)
+		fd, rest, target, err := walk(abs, create, flag)
 		if err != nil || target == "" {
 			return fd, err
 		}
@@ -67,10 +83,10 @@ func resolveDir(abs string, create bool) (int, error) {
 	}
 }
 
-// walk walks abs from "/". It returns the opened directory, or, when it meets
-// a trusted symbolic link, the path up to and including the link and the
-// link's target.
-func walk(abs string, create bool) (fd int, upTo, target string, err error) {
+// walk walks abs from "/". It returns the directory opened with
+// flag|O_DIRECTORY, or, when it meets a trusted symbolic link, the path up
+// to and including the link and the link's target.
+func walk(abs string, create bool, flag int) (fd int, upTo, target string, err error) {
 	cur, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, "", "", err
@@ -92,7 +108,7 @@ func walk(abs string, create bool) (fd int, upTo, target string, err error) {
 		unix.Close(cur)
 		cur, done = next, here
 	}
-	fd, err = unix.Openat(cur, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err = unix.Openat(cur, ".", flag|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	return fd, "", "", err
 }
 
@@ -205,6 +221,16 @@ func unixMode(perm os.FileMode) uint32 {
 // OpenSub opens the existing subdirectory name of d. A symbolic link there
 // is refused (ErrSymlink), and so is anything but a directory.
 func (d *Dir) OpenSub(name string) (*Dir, error) {
+	return d.openSub(name, unix.O_RDONLY)
+}
+
+// EnterSub opens the existing subdirectory name of d as OpenSub does, but,
+// as EnterDir, needs only permission to enter it, not to list it.
+func (d *Dir) EnterSub(name string) (*Dir, error) {
+	return d.openSub(name, unix.O_PATH)
+}
+
+func (d *Dir) openSub(name string, flag int) (*Dir, error) {
 	st, err := d.Stat(name)
 	if err != nil {
 		return nil, fmt.Errorf("open directory: %w", err)
@@ -212,7 +238,7 @@ func (d *Dir) OpenSub(name string) (*Dir, error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), ErrSymlink)
 	}
-	fd, err := d.openat(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := d.openat(name, flag|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), err)
 	}

@@ -14,8 +14,14 @@
 //     by path. Whoever else can write the directory cannot make an
 //     operation act outside it; a link where a FIFO, directory or file is
 //     expected is refused (ErrSymlink, ErrNotFIFO) and left untouched.
+//   - EnterDir and EnterSub open a directory with O_PATH: they need only
+//     permission to enter it, not to list it, and everything done with a
+//     named entry works through them. A client of a 1733 replies/ needs
+//     nothing more.
 //   - The functions that take a path (Make, Check, OpenWriterNow, ...) do
-//     the same in the path's directory, opened for the call.
+//     the same in the path's directory, entered for the call.
+//   - RemoveUnread removes only a FIFO that nobody reads and that is older
+//     than a cut-off, and only while its name still names it.
 //   - A Reply is written only while its name still names the FIFO first
 //     opened, with no other name.
 //   - A path that exists but is not a FIFO is reported as ErrNotFIFO and is

@@ -9,9 +9,9 @@ import (
 
 // Check reports whether path is an existing FIFO. It does not follow a final
 // symbolic link: a link to a FIFO is not a FIFO. The path's directory is
-// resolved as OpenDir does.
+// resolved as EnterDir does.
 func Check(path string) error {
-	d, err := OpenDir(filepath.Dir(path), false)
+	d, err := EnterDir(filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("check fifo %s: %w", path, err)
 	}
@@ -21,10 +21,10 @@ func Check(path string) error {
 
 // Make creates a FIFO at path with mode perm (not masked by the umask) unless
 // one is already there, as Dir's Make does in the path's directory, which
-// is resolved as OpenDir does. created says whether this call made it. An
+// is resolved as EnterDir does. created says whether this call made it. An
 // existing non-FIFO at path is left untouched and reported as ErrNotFIFO.
 func Make(path string, perm os.FileMode) (created bool, err error) {
-	d, err := OpenDir(filepath.Dir(path), false)
+	d, err := EnterDir(filepath.Dir(path))
 	if err != nil {
 		return false, fmt.Errorf("make fifo %s: %w", path, err)
 	}

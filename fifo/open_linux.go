@@ -21,10 +21,10 @@ func OpenReaderNow(path string) (*os.File, error) {
 	return inParent(path, (*Dir).OpenReaderNow)
 }
 
-// inParent runs op on the directory of path, opened for the call, and the
-// path's last component.
+// inParent runs op on the directory of path, entered for the call (see
+// EnterDir: it need not be readable), and the path's last component.
 func inParent(path string, op func(d *Dir, name string) (*os.File, error)) (*os.File, error) {
-	d, err := OpenDir(filepath.Dir(path), false)
+	d, err := EnterDir(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("open fifo %s: %w", path, err)
 	}

@@ -10,6 +10,16 @@
 //   - The file, its temporary file and DIR/lock are reached only through a
 //     descriptor of their directory, never following a symbolic link: a
 //     link at status.json is replaced, not written through.
+//   - The status file and DIR/lock get mode FileMode(-perm): whoever -perm
+//     lets use the FIFOs may read both (0640 for the default 0660, 0644 for
+//     0666), the agent's user may write them.
+//   - Read, Check and AgentAlive need only permission to enter DIR and read
+//     the two files, never to list DIR, nor to be root.
 //   - Lock holds an exclusive flock on DIR/lock while the agent runs;
-//     AgentAlive tells from any PID namespace whether one does.
+//     AgentAlive tells from any PID namespace whether one does. The shared
+//     lock it takes to ask lasts microseconds, and Lock tries again for
+//     probeGrace, so that asking never makes an agent that starts fail.
+//   - Check calls a crash loop unhealthy: CrashLoop or more restarts inside
+//     -restart-window (the status file carries the count and the window),
+//     whether the child runs or waits to restart.
 package status

@@ -34,6 +34,11 @@ func (s *Status) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(c.Starts), 10)
 	b = append(b, `,"restarts":`...)
 	b = strconv.AppendInt(b, int64(c.Restarts), 10)
+	b = append(b, `,"recent_restarts":`...)
+	b = strconv.AppendInt(b, int64(c.RecentRestarts), 10)
+	if c.RestartWindow != "" {
+		b = appendField(b, "restart_window", c.RestartWindow)
+	}
 	b = append(b, `,"last_exit":`...)
 	if e := c.LastExit; e == nil {
 		b = append(b, "null"...)

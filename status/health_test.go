@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,7 +27,7 @@ func TestCheck(t *testing.T) {
 	d, err := fifo.OpenDir(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
-	lock, err := Lock(d)
+	lock, err := Lock(d, 0o644)
 	require.NoError(t, err)
 	require.NoError(t, Check(dir, path, now))
 	write(Status{PID: 1 << 22, State: "backoff", UpdatedAt: now})
@@ -42,4 +43,31 @@ func TestCheck(t *testing.T) {
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
 	require.NoError(t, lock.Close())
 	require.ErrorContains(t, Check(dir, path, now), "gone")
+}
+
+// TestCheckCrashLoop: from the third restart inside -restart-window the
+// agent is unhealthy, running or in backoff, and the reason says so.
+func TestCheckCrashLoop(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	lock, err := Lock(d, 0o644)
+	require.NoError(t, err)
+	defer lock.Close()
+	now := time.Now()
+	for _, state := range []string{"running", "backoff"} {
+		for recent := range 5 {
+			s := Status{State: state, UpdatedAt: now}
+			s.Child.Restarts, s.Child.RecentRestarts, s.Child.RestartWindow = recent+7, recent, "1m0s"
+			require.NoError(t, Write(path, s))
+			err := Check(dir, path, now)
+			if recent < CrashLoop {
+				require.NoError(t, err, "%s with %d restarts in the window", state, recent)
+				continue
+			}
+			require.EqualError(t, err, fmt.Sprintf("crash loop: %d restarts within -restart-window (1m0s)", recent))
+		}
+	}
 }

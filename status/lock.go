@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"golang.org/x/sys/unix"
@@ -21,19 +22,19 @@ var ErrLocked = errors.New("another agent holds the lock")
 // long as the returned file stays open (it has O_CLOEXEC: no child
 // inherits it). The file is opened through d's descriptor, never following
 // a link, created when missing, and must be a regular file; its mode is set
-// to 0644 with fchmod when the agent owns it, so that any user can see
-// whether an agent is alive (AgentAlive). It returns ErrLocked when another
-// process holds the lock.
-func Lock(d *fifo.Dir) (*os.File, error) {
-	f, err := d.OpenFile(LockName, unix.O_RDWR|unix.O_CREAT, 0o644)
+// to perm (see FileMode) with fchmod when the agent owns it, so that the
+// users who may use the agent can see whether it is alive (AgentAlive). It
+// returns ErrLocked when another process holds the lock.
+func Lock(d *fifo.Dir, perm os.FileMode) (*os.File, error) {
+	f, err := d.OpenFile(LockName, unix.O_RDWR|unix.O_CREAT, perm)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err == nil && int(st.Uid) == os.Geteuid() {
-		f.Chmod(0o644)
+		f.Chmod(perm)
 	}
-	err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
+	err = lockExclusive(f)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), ErrLocked)
@@ -45,13 +46,37 @@ func Lock(d *fifo.Dir) (*os.File, error) {
 	return f, nil
 }
 
+// probeGrace is how long Lock keeps trying when the lock is taken: a
+// health check or a send that asks whether an agent is alive holds a
+// shared lock for a few microseconds, and must not make an agent that
+// starts just then fail. An agent holds its lock for good, so one that
+// serves the directory still refuses a second agent.
+const probeGrace = 100 * time.Millisecond
+
+// probePoll is how often Lock tries again within probeGrace.
+const probePoll = 2 * time.Millisecond
+
+// lockExclusive takes the exclusive lock on f, trying again for
+// probeGrace while it is held.
+func lockExclusive(f *os.File) error {
+	deadline := time.Now().Add(probeGrace)
+	for {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(probePoll)
+	}
+}
+
 // AgentAlive reports whether an agent serves the directory dir: whether
 // some process holds the lock on dir/lock. It tries a shared, non-blocking
 // flock on the file (opened read-only, not following a link, through dir's
 // descriptor) and releases it at once; a free lock, or no lock file, means
-// no agent. It works from any PID namespace.
+// no agent. It works from any PID namespace, and needs only permission to
+// enter dir and read the lock file.
 func AgentAlive(dir string) (bool, error) {
-	d, err := fifo.OpenDir(dir, false)
+	d, err := fifo.EnterDir(dir)
 	if err != nil {
 		return false, fmt.Errorf("check agent: %w", err)
 	}

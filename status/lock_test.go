@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,7 @@ func TestWriteRefusesLinks(t *testing.T) {
 	// A link at the file's name is replaced, never written through.
 	path := filepath.Join(dir, "status.json")
 	require.NoError(t, os.Symlink(secret, path))
-	require.NoError(t, WriteAt(d, "status.json", Status{PID: 7, State: "running"}))
+	require.NoError(t, WriteAt(d, "status.json", Status{PID: 7, State: "running"}, 0o644))
 	requireUntouched(t, secret)
 	fi, err := os.Lstat(path)
 	require.NoError(t, err)
@@ -88,14 +89,14 @@ func TestLock(t *testing.T) {
 	require.False(t, alive, "no lock file: no agent")
 
 	old := unix.Umask(0o077)
-	f, err := Lock(d)
+	f, err := Lock(d, 0o644)
 	unix.Umask(old)
 	require.NoError(t, err)
 	fi, err := os.Lstat(filepath.Join(dir, LockName))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o644), fi.Mode())
 
-	_, err = Lock(d)
+	_, err = Lock(d, 0o644)
 	require.ErrorIs(t, err, ErrLocked)
 	alive, err = AgentAlive(dir)
 	require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestLock(t *testing.T) {
 	// A link at DIR/lock is refused by both.
 	require.NoError(t, os.Remove(filepath.Join(dir, LockName)))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, LockName)))
-	_, err = Lock(d)
+	_, err = Lock(d, 0o644)
 	require.ErrorIs(t, err, fifo.ErrSymlink)
 	_, err = AgentAlive(dir)
 	require.ErrorIs(t, err, fifo.ErrSymlink)
@@ -118,7 +119,7 @@ func TestLock(t *testing.T) {
 	// So is a FIFO, without blocking.
 	require.NoError(t, os.Remove(filepath.Join(dir, LockName)))
 	require.NoError(t, unix.Mkfifo(filepath.Join(dir, LockName), 0o644))
-	_, err = Lock(d)
+	_, err = Lock(d, 0o644)
 	require.ErrorContains(t, err, "not a regular file")
 	_, err = AgentAlive(dir)
 	require.True(t, err != nil && strings.Contains(err.Error(), "not a regular file"), "%v", err)
@@ -134,7 +135,7 @@ func TestWriteReplaces(t *testing.T) {
 	defer d.Close()
 	path := filepath.Join(dir, "status.json")
 	for i := 1; i <= 3; i++ { // none there, then the last write's file
-		require.NoError(t, WriteAt(d, "status.json", Status{PID: i}))
+		require.NoError(t, WriteAt(d, "status.json", Status{PID: i}, 0o644))
 		s, err := Read(path)
 		require.NoError(t, err)
 		require.Equal(t, i, s.PID)
@@ -146,11 +147,56 @@ func TestWriteReplaces(t *testing.T) {
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.Mkdir(path, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(path, "inside"), []byte("x"), 0o644))
-	require.Error(t, WriteAt(d, "status.json", Status{PID: 9}))
+	require.Error(t, WriteAt(d, "status.json", Status{PID: 9}, 0o644))
 	b, err := os.ReadFile(filepath.Join(path, "inside"))
 	require.NoError(t, err, "the directory is back in its place")
 	require.Equal(t, "x", string(b))
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, ents, 1, "no temporary file is left")
+}
+
+// TestLockModeFollowsPerm: DIR/lock gets the mode FileMode gives for the
+// agent's -perm, whatever the umask, also when the file was there before.
+func TestLockModeFollowsPerm(t *testing.T) {
+	dir := t.TempDir()
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	for _, perm := range []os.FileMode{0o666, 0o660, 0o600, 0o620} {
+		f, err := Lock(d, FileMode(perm))
+		require.NoError(t, err)
+		fi, err := os.Lstat(filepath.Join(dir, LockName))
+		require.NoError(t, err)
+		require.Equal(t, FileMode(perm), fi.Mode(), "-perm %04o", perm)
+		require.NoError(t, f.Close())
+	}
+}
+
+// TestLockWaitsOutAProbe: a health check or a send that asks whether an
+// agent is alive holds a shared lock for a moment; an agent that starts
+// just then still gets the lock. A lock that stays held is refused.
+func TestLockWaitsOutAProbe(t *testing.T) {
+	dir := t.TempDir()
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, LockName), nil, 0o644))
+	probe, err := os.Open(filepath.Join(dir, LockName))
+	require.NoError(t, err)
+	defer probe.Close()
+
+	require.NoError(t, unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB))
+	_, err = Lock(d, 0o644)
+	require.ErrorIs(t, err, ErrLocked, "a lock held for good is refused")
+
+	require.NoError(t, unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB))
+	// The probe lets go after 20 ms, as a slow one might: within probeGrace.
+	released := time.AfterFunc(20*time.Millisecond, func() { unix.Flock(int(probe.Fd()), unix.LOCK_UN) })
+	defer released.Stop()
+	f, err := Lock(d, 0o644)
+	require.NoError(t, err, "a probe's shared lock must not make the agent fail")
+	require.NoError(t, f.Close())
 }

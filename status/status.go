@@ -50,10 +50,15 @@ type Tee struct {
 
 // ChildStatus describes the supervised child (stream mode).
 type ChildStatus struct {
-	PID      int       `json:"pid"`
-	Starts   int       `json:"starts"`
-	Restarts int       `json:"restarts"`
-	LastExit *LastExit `json:"last_exit"`
+	PID      int `json:"pid"`
+	Starts   int `json:"starts"`
+	Restarts int `json:"restarts"`
+	// RecentRestarts counts the restarts inside the last RestartWindow
+	// (-restart-window, a Go duration): from CrashLoop restarts on, health
+	// calls the agent unhealthy. Absent in exec mode.
+	RecentRestarts int       `json:"recent_restarts"`
+	RestartWindow  string    `json:"restart_window,omitempty"`
+	LastExit       *LastExit `json:"last_exit"`
 	// TTY is the window size of the child's terminal (-tty); absent when
 	// the child has none.
 	TTY *TTY `json:"tty,omitempty"`
@@ -89,6 +94,7 @@ const Interval = 2 * time.Second
 // It writes only once Attach gave it the directory that holds the file.
 type Writer struct {
 	path     string
+	perm     os.FileMode
 	snapshot func() Status
 	poke     chan struct{}
 
@@ -97,9 +103,10 @@ type Writer struct {
 	name string
 }
 
-// NewWriter returns a Writer of the status file at path.
-func NewWriter(path string, snapshot func() Status) *Writer {
-	return &Writer{path: path, snapshot: snapshot, poke: make(chan struct{}, 1)}
+// NewWriter returns a Writer of the status file at path, which it gives
+// mode perm (see FileMode).
+func NewWriter(path string, perm os.FileMode, snapshot func() Status) *Writer {
+	return &Writer{path: path, perm: perm, snapshot: snapshot, poke: make(chan struct{}, 1)}
 }
 
 // Attach gives w the directory of its file, opened by the caller, and the
@@ -168,18 +175,19 @@ func (w *Writer) Write() error {
 	if w.dir == nil {
 		return fmt.Errorf("write status %s: its directory is not open", w.path)
 	}
-	return WriteAt(w.dir, w.name, s)
+	return WriteAt(w.dir, w.name, s, w.perm)
 }
 
-// Write replaces the file at path with s atomically, as WriteAt does in the
-// path's directory, which is resolved as fifo.OpenDir does.
+// Write replaces the file at path with s atomically, with mode 0644, as
+// WriteAt does in the path's directory, which is resolved as fifo.OpenDir
+// does.
 func Write(path string, s Status) error {
 	d, err := fifo.OpenDir(filepath.Dir(path), false)
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
 	defer d.Close()
-	return WriteAt(d, filepath.Base(path), s)
+	return WriteAt(d, filepath.Base(path), s, 0o644)
 }
 
 // tempCount makes temporary names differ when getrandom(2) is refused.
@@ -203,9 +211,9 @@ func tempSuffix() []byte {
 // WriteAt replaces the file name of d with s atomically: readers see the
 // old content or the new, never a part. Everything goes through d's
 // descriptor: a temporary file with a random name is created with
-// O_EXCL|O_NOFOLLOW, given mode 0644 with fchmod, and put in name's place
+// O_EXCL|O_NOFOLLOW, given mode perm with fchmod, and put in name's place
 // (see replace: a symbolic link there is replaced, never followed).
-func WriteAt(d *fifo.Dir, name string, s Status) error {
+func WriteAt(d *fifo.Dir, name string, s Status, perm os.FileMode) error {
 	path := d.Join(name)
 	b := s.AppendJSON(make([]byte, 0, 512))
 	tmp := ".status-" + hex.EncodeToString(tempSuffix()) + ".tmp"
@@ -221,7 +229,7 @@ func WriteAt(d *fifo.Dir, name string, s Status) error {
 	}()
 	err = writeAll(fd, append(b, '\n'))
 	if err == nil {
-		err = unix.Fchmod(fd, 0o644)
+		err = unix.Fchmod(fd, uint32(perm.Perm()))
 	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
@@ -273,7 +281,10 @@ func writeAll(fd int, b []byte) error {
 	return nil
 }
 
-// Read reads the status file at path.
+// Read reads the status file at path. Its directory is resolved as
+// fifo.EnterDir does, so it needs only permission to enter it, and the file
+// is opened through the directory's descriptor: a symbolic link there is
+// not followed, and a FIFO there does not block.
 func Read(path string) (Status, error) {
 	var s Status
 	b, err := readFile(path)
@@ -286,17 +297,17 @@ func Read(path string) (Status, error) {
 	return s, nil
 }
 
-// readFile reads the regular file at path; a final symbolic link is not
-// followed, and a FIFO there does not block.
+// readFile reads the regular file at path.
 func readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	d, err := fifo.EnterDir(filepath.Dir(path))
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
+	defer d.Close()
+	f, err := d.OpenFile(filepath.Base(path), unix.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file")}
-	}
 	return io.ReadAll(f)
 }

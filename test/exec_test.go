@@ -380,22 +380,26 @@ func TestExecProtocol(t *testing.T) {
 		}
 	})
 
+	// A PROGRAM that cannot start ends the agent at start (see
+	// TestExecProgramAtStart); one that goes away later fails each request.
 	for _, tc := range []struct {
-		name    string
-		program func(t *testing.T) []string
+		name  string
+		spoil func(path string) error
 	}{
-		{"not executable", func(t *testing.T) []string {
-			p := filepath.Join(t.TempDir(), "noexec")
-			if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return []string{p}
-		}},
-		{"not found", func(t *testing.T) []string { return []string{"/nonexistent/program"} }},
+		{"not executable", func(path string) error { return os.Chmod(path, 0o644) }},
+		{"not found", os.Remove},
 	} {
 		t.Run("program cannot start: "+tc.name, func(t *testing.T) {
 			checkLeaks(t, true)
-			a, w, r := startExec(t, agentConfig{program: tc.program(t)})
+			program := filepath.Join(t.TempDir(), "program")
+			if err := os.WriteFile(program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			a, w, r := startExec(t, agentConfig{program: []string{program}})
+			a.waitExecStatus("running", func(st status) bool { return st.State == "running" })
+			if err := tc.spoil(program); err != nil {
+				t.Fatal(err)
+			}
 			for i := range 3 {
 				id := fmt.Sprint("s", i)
 				w.writeLine(jsonLine(t, map[string]any{"id": id, "stdin": "x"}))

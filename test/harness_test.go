@@ -24,6 +24,9 @@ type agentConfig struct {
 	extraFiles []*os.File // descriptors the agent inherits from fd 3 on
 	wrap       []string   // command the agent runs under, e.g. unshare
 	dir        string     // FIFO directory; default: a fresh, not yet existing one
+	// cred, if set, is the user the agent runs as (raw uid, gid and
+	// groups: no passwd entry needed); default: this process's.
+	cred *syscall.Credential
 }
 
 // helperProgram returns PROGRAM ARG... that runs helper name of the test
@@ -72,6 +75,7 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 	args = append(killWithWrapper(cfg.wrap), args...)
 	a.cmd = exec.Command(args[0], args[1:]...)
 	a.cmd.SysProcAttr = dieWithTest()
+	a.cmd.SysProcAttr.Credential = cfg.cred
 	a.cmd.Env = append(agentEnv(t), cfg.env...)
 	if cfg.helper != "" {
 		a.cmd.Env = append(a.cmd.Env, helperEnv+"="+cfg.helper)
@@ -244,7 +248,9 @@ type status struct {
 		PID      int `json:"pid"`
 		Starts   int `json:"starts"`
 		Restarts int `json:"restarts"`
-		LastExit *struct {
+		// RecentRestarts counts the restarts inside -restart-window.
+		RecentRestarts int `json:"recent_restarts"`
+		LastExit       *struct {
 			Code   int    `json:"code"`
 			Signal string `json:"signal"`
 		} `json:"last_exit"`

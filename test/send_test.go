@@ -35,6 +35,14 @@ type sendCmd struct {
 // standard input (none when nil); it is killed when t ends if still running.
 func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...string) *sendCmd {
 	t.Helper()
+	s := startSendCmd(t, dir, env, stdin, args...)
+	s.start(t)
+	return s
+}
+
+// startSendCmd prepares "fifobridge send -dir DIR ARGS..." for start.
+func startSendCmd(t *testing.T, dir string, env []string, stdin []byte, args ...string) *sendCmd {
+	t.Helper()
 	if dir != "" {
 		args = append([]string{"-dir", dir}, args...)
 	}
@@ -46,6 +54,12 @@ func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...str
 	}
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
 	s.cmd.WaitDelay = 2 * time.Second
+	return s
+}
+
+// start starts the send; it is killed when t ends if still running.
+func (s *sendCmd) start(t *testing.T) {
+	t.Helper()
 	s.begin = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start fifobridge send: %v", err)
@@ -67,7 +81,6 @@ func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...str
 			<-s.done
 		}
 	})
-	return s
 }
 
 // wait waits at most timeout for send to exit.
@@ -285,8 +298,10 @@ func TestSendExitCodes(t *testing.T) {
 	})
 
 	t.Run("125 when rejected", func(t *testing.T) {
+		// Executable at the agent's start (else the agent would not
+		// start: 126), not when the request comes.
 		noExec := filepath.Join(t.TempDir(), "noexec")
-		if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -303,6 +318,11 @@ func TestSendExitCodes(t *testing.T) {
 				a := startAgent(t, agentConfig{flags: append([]string{"-mode", "exec"}, tc.flags...), program: tc.program})
 				r := openReader(t, a.out)
 				waitServing(t, a)
+				if tc.program[0] == noExec {
+					if err := os.Chmod(noExec, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 				// -timeout 5s: a send that waits for an answer that
 				// does not come exits 124, not 125.
 				res := runSend(t, a.dir, tc.input, "-timeout", "5s")

@@ -93,3 +93,14 @@ func (z *sizeFlag) Set(s string) error {
 	*z = sizeFlag(v * mult)
 	return nil
 }
+
+// stringList is a flag that may be given any number of times; it keeps
+// every value, in order.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, " ") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

@@ -39,6 +39,14 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
 		return exitUsage
 	}
+	// Exec mode starts its program for requests that may come much later:
+	// one that cannot start is the agent's end now, before it makes or
+	// serves a FIFO, with the code a shell gives (127, 126). A stream
+	// child's start reports the same at once.
+	if startErr := lookupProgram(cfg); startErr != nil && cfg.Mode == "exec" {
+		cfg.Log.Error("cannot start the program", "err", startErr)
+		return codes.apply(startErr.Code())
+	}
 
 	// Signals are registered before the first child starts, and after the
 	// signal state to hand on to children is read.
@@ -188,6 +196,9 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
+	if cfg.ReplySweep, err = testReplySweep(); err != nil {
+		return nil, nil, err
+	}
 	if err := absolutePaths(cfg); err != nil {
 		return nil, nil, err
 	}
@@ -196,9 +207,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 
 // absolutePaths makes every path of cfg absolute and records the start
 // directory as the children's, so that the agent may leave it (see
-// child.LeaveWorkDirAfterStart). The program is looked up now, where a
-// relative name means what it says; one not found now is looked up again
-// at each start, to report its error.
+// child.LeaveWorkDirAfterStart).
 func absolutePaths(cfg *bridge.Config) error {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -210,12 +219,23 @@ func absolutePaths(cfg *bridge.Config) error {
 			*p = filepath.Join(wd, *p)
 		}
 	}
-	if path, err := exec.LookPath(cfg.Program); err == nil {
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(wd, path)
-		}
-		cfg.ProgramPath = path
+	return nil
+}
+
+// lookupProgram looks PROGRAM up on PATH, once, at start, where a relative
+// name means what it says, and sets cfg.ProgramPath (absolute). It returns
+// why it cannot be started when it is missing (Code 127) or not executable
+// (126); cfg.ProgramPath then stays empty, and each start looks it up again
+// to report its error.
+func lookupProgram(cfg *bridge.Config) *child.StartError {
+	path, err := exec.LookPath(cfg.Program)
+	if err != nil {
+		return &child.StartError{Program: cfg.Program, Err: err}
 	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cfg.WorkDir, path)
+	}
+	cfg.ProgramPath = path
 	return nil
 }
 
@@ -224,4 +244,21 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// replySweepEnv shortens the exec-mode sweep of reply FIFOs left behind
+// (bridge.SweepPeriod and SweepAge, a minute each) for tests, which cannot
+// wait minutes. It is not a flag and not part of the interface.
+const replySweepEnv = "FIFOBRIDGE_TEST_REPLY_SWEEP"
+
+func testReplySweep() (time.Duration, error) {
+	v := os.Getenv(replySweepEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid %s %q: want a positive duration", replySweepEnv, v)
+	}
+	return d, nil
 }

@@ -26,18 +26,20 @@ const (
 // timed-out exit frame before it gives up by itself.
 const sendGrace = time.Second
 
-// send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]`.
+// send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]`.
 // Of the environment it reads only FIFOBRIDGE_DIR.
-func send(args []string) int {
+func send(cmdline []string) int {
 	fs := flag.NewFlagSet("fifobridge send", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never); also the request's limit")
 	id := fs.String("id", "", "request id (default: a random one)")
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR")
-	if err := parseFlagsOnly(fs, args, "dir"); err != nil {
+	var args stringList
+	fs.Var(&args, "arg", "append `A` to PROGRAM's arguments for this request (repeatable; the agent needs -allow-args)")
+	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [TEXT...]")
+			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]")
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
 			return 0
@@ -82,7 +84,7 @@ func send(args []string) int {
 		}
 	})
 	warn := func(msg string) { fmt.Fprintf(os.Stderr, "fifobridge send: %s\n", msg) }
-	res, err := client.Send(reqCtx, client.Options{Dir: *dir, ID: *id, Stdin: input, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr, Warn: warn})
+	res, err := client.Send(reqCtx, client.Options{Dir: *dir, ID: *id, Stdin: input, Args: args, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr, Warn: warn})
 	return sendExit(ctx, res, err, *timeout)
 }
 
