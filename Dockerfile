@@ -20,20 +20,25 @@ ARG GO_VERSION=1.26
 FROM scratch AS base
 LABEL org.opencontainers.image.title="fifobridge" \
       org.opencontainers.image.description="Container init that bridges named pipes to a supervised command-line child"
-ENV FIFOBRIDGE_DIR=/run/fifobridge \
+# The binary is /usr/local/bin/fifobridge, on the usual PATH (set here, not
+# left to the engine's default), so that "docker exec CONTAINER fifobridge
+# health" works, and a child program found in any usual directory of an
+# image built FROM this one.
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    FIFOBRIDGE_DIR=/run/fifobridge \
     FIFOBRIDGE_STOP_TIMEOUT=8s
 VOLUME ["/run/fifobridge"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["/fifobridge", "health"]
+    CMD ["/usr/local/bin/fifobridge", "health"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/fifobridge", "run", "--"]
+ENTRYPOINT ["/usr/local/bin/fifobridge", "run", "--"]
 
 # The legacy builder builds every stage before its target, so this one must
 # also succeed on the repository (where it is thrown away): it copies the
 # whole context, which for this target is a directory holding only the
 # fifobridge binary.
 FROM base AS local
-COPY . /
+COPY . /usr/local/bin/
 
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
@@ -45,4 +50,4 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
       -o /out/fifobridge ./cmd/fifobridge
 
 FROM base AS image
-COPY --from=build /out/fifobridge /fifobridge
+COPY --from=build /out/fifobridge /usr/local/bin/fifobridge

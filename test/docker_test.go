@@ -29,6 +29,11 @@ const (
 	// dockerLabel marks every container a test starts; its value is the
 	// test's marker, so that each test finds exactly its own containers.
 	dockerLabel = "fifobridge-test"
+	// dockerRunLabel marks every container a top-level test starts, its
+	// subtests' included (see dockerRun). Tests count and look for
+	// containers only through these labels: the engine may run containers
+	// of other programs, and of other test runs, at the same time.
+	dockerRunLabel = "fifobridge-test-run"
 	// dockerTimeout bounds every docker command that is not expected to
 	// wait for something in particular.
 	dockerTimeout = 60 * time.Second
@@ -43,6 +48,13 @@ type dockerEnv struct {
 }
 
 var containerSeq atomic.Int64
+
+// dockerRun is the value of dockerRunLabel for t's containers: this test
+// process and t's top-level test.
+func dockerRun(t *testing.T) string {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	return fmt.Sprintf("%d/%s", os.Getpid(), top)
+}
 
 // dockerResult is how one docker command ended.
 type dockerResult struct {
@@ -145,6 +157,21 @@ func buildImages(t *testing.T) *dockerEnv {
 	return d
 }
 
+// startUnrelated starts a container as another program would, without the
+// tests' labels, and returns its name; it runs until t's cleanups that
+// were registered after this call have run, then it is removed.
+func (d *dockerEnv) startUnrelated(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("fifobridge-unrelated-%d-%d", os.Getpid(), containerSeq.Add(1))
+	t.Cleanup(func() {
+		if res, err := dockerCmd(dockerTimeout, "rm", "-f", "-v", name); err != nil || res.code != 0 {
+			t.Errorf("remove the unrelated container %s: %v %s", name, err, res.stderr)
+		}
+	})
+	docker(t, "run", "-d", "--network", "none", "--name", name, d.bbImage, "sleep", "3600")
+	return name
+}
+
 // requireStaticBusybox returns the path of a statically linked busybox,
 // the shell and tools of the test image (built FROM scratch); it skips t
 // without one (fails it when FIFOBRIDGE_REQUIRE_PRIVILEGED=1). Only the
@@ -226,21 +253,23 @@ type containerOpts struct {
 
 // container is one container a test started, and its host FIFO directory.
 type container struct {
-	t    *testing.T
-	name string
-	dir  string // host directory mounted at /run/fifobridge, or ""
-	in   string // dir/in
-	out  string // dir/out
+	t       *testing.T
+	name    string
+	dir     string   // host directory mounted at /run/fifobridge, or ""
+	in      string   // dir/in
+	out     string   // dir/out
+	volumes []string // its volumes, when known before it is removed
 }
 
-// runArgs returns the docker run arguments for opts; the container is
-// labelled with t's marker and removed (with its anonymous volumes) when t
-// ends, after a graceful stop that must leave no FIFO in its directory.
-func (d *dockerEnv) runArgs(t *testing.T, opts containerOpts, mode ...string) (*container, []string) {
+// runArgs returns the arguments of "docker CMD..." (run or create, and
+// their flags) for opts; the container is labelled with t's marker and
+// run, and removed (with its anonymous volumes) when t ends, after a
+// graceful stop that must leave no FIFO in its directory.
+func (d *dockerEnv) runArgs(t *testing.T, opts containerOpts, cmd ...string) (*container, []string) {
 	t.Helper()
 	c := &container{t: t, name: fmt.Sprintf("fifobridge-test-%d-%d", os.Getpid(), containerSeq.Add(1))}
-	args := append([]string{"run"}, mode...)
-	args = append(args, "--name", c.name, "--label", dockerLabel+"="+marker(t))
+	args := append([]string{}, cmd...)
+	args = append(args, "--name", c.name, "--label", dockerLabel+"="+marker(t), "--label", dockerRunLabel+"="+dockerRun(t))
 	if opts.bind {
 		c.dir = t.TempDir()
 		c.in, c.out = filepath.Join(c.dir, "in"), filepath.Join(c.dir, "out")
@@ -263,7 +292,7 @@ func (d *dockerEnv) runArgs(t *testing.T, opts containerOpts, mode ...string) (*
 // start runs a detached container.
 func (d *dockerEnv) start(t *testing.T, opts containerOpts) *container {
 	t.Helper()
-	c, args := d.runArgs(t, opts, "-d")
+	c, args := d.runArgs(t, opts, "run", "-d")
 	docker(t, args...)
 	return c
 }
@@ -273,7 +302,7 @@ func (d *dockerEnv) start(t *testing.T, opts containerOpts) *container {
 // t failed, removes it with its volumes and checks that nothing is left.
 func (c *container) cleanup() {
 	t := c.t
-	var volumes []string
+	volumes := c.volumes
 	exists := false
 	if res, err := dockerCmd(dockerTimeout, "inspect", "-f",
 		`{{.State.Running}} {{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}`, c.name); err == nil && res.code == 0 {
@@ -284,7 +313,7 @@ func (c *container) cleanup() {
 				t.Errorf("docker stop %s: %v %s", c.name, err, res.stderr)
 			}
 		}
-		volumes = f[1:]
+		volumes = append(volumes, f[1:]...)
 	}
 	if c.dir != "" {
 		if fifos := fifosUnder(c.dir); len(fifos) > 0 {
@@ -344,7 +373,7 @@ func (c *container) hostPID() int {
 	if err != nil || pid <= 0 {
 		c.t.Fatalf("container %s has no host pid (%v)", c.name, err)
 	}
-	if cl := cmdline(pid); !strings.HasPrefix(cl, "/fifobridge run") {
+	if cl := cmdline(pid); !strings.HasPrefix(cl, "/usr/local/bin/fifobridge run") {
 		c.t.Fatalf("host pid %d of container %s runs %q, not the agent: the engine is in another PID namespace", pid, c.name, cl)
 	}
 	return pid
@@ -462,18 +491,20 @@ func hostShell(t *testing.T, script string, args ...string) string {
 func TestDocker(t *testing.T) {
 	requireDocker(t)
 	requireBusybox(t)
-	// Nothing may be left once every subtest has ended, whatever failed.
-	containersBefore := len(listIDs(t, "ps", "-aq"))
-	volumesBefore := len(listIDs(t, "volume", "ls", "-q"))
+	d := buildImages(t)
+	// Nothing of the test may be left once every subtest has ended,
+	// whatever failed: no container it labelled (each container's cleanup
+	// checks its volumes). Containers of other programs do not count: one
+	// runs from before the subtests until after this check.
+	unrelated := d.startUnrelated(t)
 	t.Cleanup(func() {
-		if n := len(listIDs(t, "ps", "-aq")); n != containersBefore {
-			t.Errorf("%d containers after the Docker tests, %d before", n, containersBefore)
+		if st := docker(t, "inspect", "-f", "{{.State.Status}}", unrelated); st != "running" {
+			t.Errorf("the unrelated container %s is %s, not running, at the check: it shows nothing", unrelated, st)
 		}
-		if n := len(listIDs(t, "volume", "ls", "-q")); n != volumesBefore {
-			t.Errorf("%d volumes after the Docker tests, %d before", n, volumesBefore)
+		if ids := listIDs(t, "ps", "-aq", "--filter", "label="+dockerRunLabel+"="+dockerRun(t)); len(ids) > 0 {
+			t.Errorf("containers of the Docker tests left after them: %v", ids)
 		}
 	})
-	d := buildImages(t)
 
 	// The host writes lines into DIR/in with a shell script and reads them
 	// back from DIR/out through cat; then bytes of every value, through
@@ -617,8 +648,11 @@ func TestDocker(t *testing.T) {
 		}
 	})
 
-	// docker run --rm returns the child's exit code. Without a bind mount
-	// the image's VOLUME is an anonymous volume that --rm must remove.
+	// A container created with --rm returns the child's exit code
+	// (docker start -a waits for it and its removal as docker run --rm
+	// does, and tells its anonymous volume before it runs). Without a bind
+	// mount the image's VOLUME is an anonymous volume that --rm must
+	// remove.
 	t.Run("ExitCodes", func(t *testing.T) {
 		never := []string{"FIFOBRIDGE_RESTART=never"}
 		cases := []struct {
@@ -628,7 +662,7 @@ func TestDocker(t *testing.T) {
 			program []string
 			code    int
 		}{
-			{"Zero", false, never, []string{"/fifobridge", "version"}, 0},
+			{"Zero", false, never, []string{"fifobridge", "version"}, 0}, // on PATH
 			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3},
 			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137},
 			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3},
@@ -638,16 +672,24 @@ func TestDocker(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				checkLeaks(t, false)
-				c, args := d.runArgs(t, containerOpts{busybox: tc.busybox, env: tc.env, program: tc.program}, "--rm")
-				res, err := dockerCmd(dockerTimeout, args...)
+				c, args := d.runArgs(t, containerOpts{busybox: tc.busybox, env: tc.env, program: tc.program}, "create", "--rm")
+				docker(t, args...)
+				c.volumes = strings.Fields(c.inspect(`{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}`))
+				if len(c.volumes) != 1 {
+					t.Fatalf("container %s has volumes %q, want the image's one anonymous volume", c.name, c.volumes)
+				}
+				res, err := dockerCmd(dockerTimeout, "start", "-a", c.name)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if res.code != tc.code {
-					t.Errorf("docker run --rm %q exited with %d, want %d; stdout %q stderr:\n%s", tc.program, res.code, tc.code, res.stdout, res.stderr)
+					t.Errorf("docker start -a (--rm) %q exited with %d, want %d; stdout %q stderr:\n%s", tc.program, res.code, tc.code, res.stdout, res.stderr)
 				}
 				if res, err := dockerCmd(dockerTimeout, "inspect", c.name); err != nil || res.code == 0 {
-					t.Errorf("container %s still exists after docker run --rm (%v)", c.name, err)
+					t.Errorf("container %s still exists after it ended with --rm (%v)", c.name, err)
+				}
+				if res, err := dockerCmd(dockerTimeout, "volume", "inspect", c.volumes[0]); err != nil || res.code == 0 {
+					t.Errorf("volume %s still exists after its container ended with --rm (%v)", c.volumes[0], err)
 				}
 			})
 		}
@@ -715,6 +757,26 @@ func TestDocker(t *testing.T) {
 		c.waitHealth("healthy", 20*time.Second)
 		r := openReader(t, c.out)
 		roundTrip(t, c.in, r, "after the freeze")
+	})
+
+	// The binary is on the image's PATH: "docker exec CONTAINER fifobridge
+	// health" and "... fifobridge send" work inside the container, without
+	// a bind mount (as on Docker Desktop, where FIFOs do not cross to the
+	// host).
+	t.Run("ExecOnPath", func(t *testing.T) {
+		t.Parallel()
+		checkLeaks(t, false)
+		c := d.start(t, containerOpts{busybox: true, env: []string{"FIFOBRIDGE_MODE=exec"},
+			program: []string{"sh", "-c", `read -r x; echo "got $x"`}})
+		if res, err := dockerCmd(dockerTimeout, "exec", c.name, "fifobridge", "health", "-wait", "20s"); err != nil || res.code != 0 {
+			t.Fatalf("docker exec %s fifobridge health -wait 20s: exit %d, %v: %s%s", c.name, res.code, err, res.stdout, res.stderr)
+		}
+		if res, err := dockerCmd(dockerTimeout, "exec", c.name, "fifobridge", "health"); err != nil || res.code != 0 {
+			t.Fatalf("docker exec %s fifobridge health: exit %d, %v: %s%s", c.name, res.code, err, res.stdout, res.stderr)
+		}
+		if got := docker(t, "exec", c.name, "fifobridge", "send", "hello"); got != "got hello" {
+			t.Fatalf("docker exec %s fifobridge send hello printed %q, want %q", c.name, got, "got hello")
+		}
 	})
 
 	// With -user 1000:1000 the child runs as uid and gid 1000 without

@@ -29,6 +29,8 @@ var helpers = map[string]func(args []string) int{
 	"record":     helperRecord,
 	"sleep":      helperSleep,
 	"flock":      helperFlock,
+
+	"runc-norlimits": helperRuncNoRlimits,
 }
 
 func runHelper(name string, args []string) int {

@@ -32,7 +32,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.straceN, "strace", 2000, "round trips counted under strace, once per run (0: none)")
 	fs.StringVar(&cfg.clientKind, "client", "auto", "auto, c (bench/client.c) or go (the Go fallback)")
 	fs.IntVar(&cfg.cpu, "cpu", 0, "the CPU of the pinned placement")
-	fs.StringVar(&cfg.out, "out", "docs", `directory for bench.md and bench.svg ("" for none)`)
+	fs.StringVar(&cfg.out, "out", "", "directory for bench.md and bench.svg, which must not exist there yet (default: a new temporary directory)")
 	isQuick := fs.Bool("quick", false, "smaller counts for a quick look: "+quickText())
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

@@ -1,7 +1,7 @@
 // Command fifobench measures fifobridge against what a user would otherwise
 // run, as a user's script sees it, side by side in one run.
 //
-//	go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out docs]
+//	go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out DIR]
 //
 // A single-threaded client (bench/client.c, compiled here; a Go one on a
 // locked thread without a C compiler) writes a line into DIR/in with one
@@ -13,7 +13,9 @@
 // init (bench/goinit); exec mode with Go's exec.Command. Contenders
 // alternate within every round, and the tables give the median over the
 // rounds with the smallest and largest round. It prints Markdown and
-// writes docs/bench.md and docs/bench.svg.
+// writes bench.md and bench.svg into -out, or into a new temporary
+// directory, whose name it prints; it never overwrites a file (the
+// published figures in docs/ are copied there by hand).
 package main
 
 import (
@@ -38,7 +40,7 @@ type config struct {
 	straceN    int           // round trips under strace, once; 0 for none
 	clientKind string        // auto, c or go
 	cpu        int           // the CPU of the pinned placement
-	out        string        // directory for bench.md and bench.svg
+	out        string        // directory for bench.md and bench.svg; "" for a new temporary one
 }
 
 // perRound are the parts measured in every round, perRun those measured
@@ -124,20 +126,11 @@ func (b *bench) publish(r *results, command string) error {
 	table := r.report(b.placements())
 	fmt.Println(head)
 	fmt.Print(table)
-	if b.out == "" {
-		return nil
-	}
-	if err := os.MkdirAll(b.out, 0o755); err != nil {
+	dir, err := writeReport(b.out, head+"\n"+table, r.chart(machine, b.placements()))
+	if err != nil {
 		return err
 	}
-	md, svg := filepath.Join(b.out, "bench.md"), filepath.Join(b.out, "bench.svg")
-	if err := os.WriteFile(md, []byte(head+"\n"+table), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(svg, []byte(r.chart(machine, b.placements())), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, svg)
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", filepath.Join(dir, "bench.md"), filepath.Join(dir, "bench.svg"))
 	return nil
 }
 
