@@ -144,8 +144,17 @@ func (d *readmeDocker) removeImages(t *testing.T) {
 		return
 	}
 	filter := "label=" + d.label
-	if images := slices.Compact(slices.Sorted(slices.Values(listIDs(t, "images", "-q", "--filter", filter)))); len(images) > 0 {
-		docker(t, append([]string{"rmi", "-f"}, images...)...)
+	// An image another one is built FROM cannot go before it: each round
+	// removes what it can, until nothing is left or a round removes nothing.
+	for prev := -1; ; {
+		images := slices.Compact(slices.Sorted(slices.Values(listIDs(t, "images", "-q", "--filter", filter))))
+		if len(images) == 0 || len(images) == prev {
+			break
+		}
+		prev = len(images)
+		for _, id := range images {
+			exec.Command("docker", "rmi", "-f", id).Run() // a dependent's parent fails this round
+		}
 	}
 	if left := listIDs(t, "images", "-aq", "--filter", filter); len(left) > 0 {
 		t.Errorf("images of the README test left after it: %v", left)
