@@ -24,7 +24,8 @@
 //     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
 //     processes left in that session once the child has exited.
 //   - Stop signals a child's whole tree (its process group, its descendants
-//     and the orphans it left to the agent) once per process, waits, then
+//     and the orphans it left to the agent) once per process, each time
+//     followed by SIGCONT so that a stopped process acts on it, waits, then
 //     SIGKILLs what is left, and returns when none of it is running, or,
 //     when something outlives SIGKILL by killPatience (uninterruptible
 //     sleep), after a warning naming it.
