@@ -19,6 +19,11 @@
 //     mask and ignored set, as far as the runtime lets them be known (see
 //     SignalState); one given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec.
+//   - After CatchReserved, the realtime signals 32 and 34, which the runtime
+//     leaves at their default action, never end the agent: on amd64 and
+//     arm64 a handler of its own catches them (children start with them at
+//     their default, as execve resets a caught signal), elsewhere they are
+//     ignored, also in children.
 //   - A child given a Ctty (OpenPTY's slave) leads a new session with it
 //     as its controlling terminal and as its descriptors 0, 1 and 2; both
 //     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
