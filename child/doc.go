@@ -25,7 +25,8 @@
 //     their default, as execve resets a caught signal), elsewhere they are
 //     ignored, also in children.
 //   - A child given a Ctty (OpenPTY's slave) leads a new session with it
-//     as its controlling terminal and as its descriptors 0, 1 and 2; both
+//     as its controlling terminal and as its descriptors 0, 1 and 2, with
+//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored; both
 //     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
 //     processes left in that session once the child has exited.
 //   - Stop signals a child's whole tree (its process group, its descendants

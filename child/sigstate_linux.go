@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,8 +110,41 @@ func (st *SignalState) forkWith(fork func() (int, error)) (int, error) {
 	return pid, err
 }
 
+// sessionSignals are the signals a terminal child starts with at their
+// default and unblocked, whatever the agent inherited: it is a person's
+// session, not a background job (see forTerminal).
+var sessionSignals = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT,
+	syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
+
+// forTerminal is st for a child on a terminal of its own (Spec.Ctty):
+// the same, less sessionSignals, which are neither blocked nor ignored.
+// The other signals the agent inherited as blocked stay so. A nil st
+// stays nil.
+func (st *SignalState) forTerminal() *SignalState {
+	if st == nil {
+		return nil
+	}
+	t := *st
+	t.Ignored = nil
+	for _, sig := range st.Ignored {
+		if s, ok := sig.(syscall.Signal); !ok || !slices.Contains(sessionSignals, s) {
+			t.Ignored = append(t.Ignored, sig)
+		}
+	}
+	for _, sig := range sessionSignals {
+		sigdelset(&t.Blocked, sig)
+	}
+	return &t
+}
+
 // sigaddset adds sig to set.
 func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
 	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
 	set.Val[n/w] |= 1 << (n % w)
+}
+
+// sigdelset removes sig from set.
+func sigdelset(set *unix.Sigset_t, sig syscall.Signal) {
+	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
+	set.Val[n/w] &^= 1 << (n % w)
 }
