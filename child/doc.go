@@ -18,7 +18,12 @@
 //   - A child given a SignalState starts with the agent's inherited signal
 //     mask and ignored set, as far as the runtime lets them be known (see
 //     SignalState); one given a Terminal the agent's group has gets the
-//     terminal's foreground group before exec.
+//     terminal's foreground group before exec, and gives it back to the
+//     agent's group before its Stop returns.
+//   - Writes through TerminalOutput and the hand-back of the terminal are
+//     made with SIGTTOU blocked on the calling thread: with TOSTOP set and
+//     a child in the foreground they go through at once instead of being
+//     restarted after every SIGTTOU the agent catches.
 //   - After CatchReserved, the realtime signals 32 and 34, which the runtime
 //     leaves at their default action, never end the agent: on amd64 and
 //     arm64 a handler of its own catches them (children start with them at

@@ -68,6 +68,7 @@ type Process struct {
 	stopSeq    uint64           // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey        // orphans its Stops took (see attribute); guarded by r.mu
 	cg         *Cgroup          // its own cgroup, or nil
+	term       *Terminal        // the terminal it was given the foreground of, or nil
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -249,6 +250,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	// The reaper cannot reap the child before mu is released, so the pidfd
 	// and the start time are the child's.
 	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
+	if req.attr.Sys.Foreground {
+		p.term = req.term
+	}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}
