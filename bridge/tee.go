@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
@@ -35,7 +36,8 @@ const teeFlush = 200 * time.Millisecond
 // is dropped whole.
 type teeOut struct {
 	f    *os.File
-	sock bool // f is a socket: written with MSG_DONTWAIT, waited for with poll
+	w    io.Writer // f as child.TerminalOutput writes it: never stopped by TOSTOP
+	sock bool      // f is a socket: written with MSG_DONTWAIT, waited for with poll
 	log  *slog.Logger
 
 	mu      sync.Mutex
@@ -60,6 +62,7 @@ func newTeeOut(log *slog.Logger) (*teeOut, error) {
 		fd, err := unix.Open("/proc/self/fd/1", unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err == nil {
 			t.f = os.NewFile(uintptr(fd), "stdout") // non-blocking: the poller waits
+			t.w = child.TerminalOutput(t.f)
 			return t, nil
 		}
 		// Written as it is, a blocking pipe or terminal could hold the
@@ -76,6 +79,7 @@ func newTeeOut(log *slog.Logger) (*teeOut, error) {
 		return nil, &os.PathError{Op: "tee: dup", Path: "stdout", Err: err}
 	}
 	t.f = os.NewFile(uintptr(fd), "stdout")
+	t.w = t.f
 	return t, nil
 }
 
@@ -140,7 +144,7 @@ func (t *teeOut) done() { t.f.Close() }
 // when the write deadline set by close passes or stdout fails.
 func (t *teeOut) write(p []byte) (int, error) {
 	if !t.sock {
-		return t.f.Write(p)
+		return t.w.Write(p)
 	}
 	rc, err := t.f.SyscallConn()
 	if err != nil {

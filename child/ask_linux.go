@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// AskToStop gives every process of p's tree sig, without waiting: its
-// process group in one kill, the other members one by one. A Stop of p
+// AskToStop gives every process of p's tree sig, then SIGCONT, without
+// waiting: its process group in one kill, the other members one by one. A Stop of p
 // that follows with the same signal does not send it again to any process
 // that got it here, so each process of the tree is asked once. With a
 // cgroup the tree is the cgroup's processes; without, a scan of /proc.
@@ -23,8 +23,9 @@ func (r *Reaper) treeFunc(p *Process) func(*Process) []proc {
 }
 
 // ask sends sig to every process of procs that has not had it from p's
-// stop yet; the first time, it signals p's process group as a whole and
-// counts the group's members in procs as asked.
+// stop yet, each time followed by SIGCONT (see wakeAfter); the first time,
+// it signals p's process group as a whole and counts the group's members
+// in procs as asked.
 func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
 	r.mu.Lock()
 	first := p.askedSig != sig
@@ -33,6 +34,9 @@ func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
 	}
 	// Until p is reaped its pid cannot be reused, so the group is its own.
 	grouped := first && !p.reaped && syscall.Kill(-p.Pid, sig) == nil
+	if grouped && wakeAfter(sig) {
+		syscall.Kill(-p.Pid, syscall.SIGCONT)
+	}
 	var todo []proc
 	for _, q := range procs {
 		k := procKey{q.pid, q.start}
@@ -48,7 +52,23 @@ func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
 	r.mu.Unlock()
 	for _, q := range todo {
 		signalProc(q, sig)
+		if wakeAfter(sig) {
+			signalProc(q, syscall.SIGCONT)
+		}
 	}
+}
+
+// wakeAfter reports whether a stop signal sig is followed by SIGCONT, as
+// Docker and systemd do: a process stopped (by a forwarded TSTP, say)
+// gets sig pending and acts on it only once it runs again. Not after
+// SIGKILL, which ends a stopped process anyway, nor after SIGCONT itself
+// or a signal that stops, which SIGCONT would undo.
+func wakeAfter(sig syscall.Signal) bool {
+	switch sig {
+	case syscall.SIGKILL, syscall.SIGCONT, syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+		return false
+	}
+	return true
 }
 
 // askToStop asks every process of p's tree to stop with sig and waits

@@ -18,13 +18,25 @@
 //   - A child given a SignalState starts with the agent's inherited signal
 //     mask and ignored set, as far as the runtime lets them be known (see
 //     SignalState); one given a Terminal the agent's group has gets the
-//     terminal's foreground group before exec.
+//     terminal's foreground group before exec, and gives it back to the
+//     agent's group before its Stop returns.
+//   - Writes through TerminalOutput and the hand-back of the terminal are
+//     made with SIGTTOU blocked on the calling thread: with TOSTOP set and
+//     a child in the foreground they go through at once instead of being
+//     restarted after every SIGTTOU the agent catches.
+//   - After CatchReserved, the realtime signals 32 and 34, which the runtime
+//     leaves at their default action, never end the agent: on amd64 and
+//     arm64 a handler of its own catches them (children start with them at
+//     their default, as execve resets a caught signal), elsewhere they are
+//     ignored, also in children.
 //   - A child given a Ctty (OpenPTY's slave) leads a new session with it
-//     as its controlling terminal and as its descriptors 0, 1 and 2; both
+//     as its controlling terminal and as its descriptors 0, 1 and 2, with
+//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored; both
 //     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
 //     processes left in that session once the child has exited.
 //   - Stop signals a child's whole tree (its process group, its descendants
-//     and the orphans it left to the agent) once per process, waits, then
+//     and the orphans it left to the agent) once per process, each time
+//     followed by SIGCONT so that a stopped process acts on it, waits, then
 //     SIGKILLs what is left, and returns when none of it is running, or,
 //     when something outlives SIGKILL by killPatience (uninterruptible
 //     sleep), after a warning naming it.

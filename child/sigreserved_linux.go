@@ -9,58 +9,49 @@ import (
 )
 
 // reserved are the realtime signals the Go runtime neither handles nor lets
-// os/signal register (libc's SIGCANCEL and glibc's SIGRTMIN; 33 is the
-// runtime's own and handled): left at their default action, one sent with
-// kill(2) would end the agent.
+// os/signal register: 32 (glibc's SIGCANCEL) and 34 (glibc's SIGRTMIN,
+// musl's SIGSYNCCALL); 33 is the runtime's own and handled. Left at their
+// default action, one sent with kill(2) would end the agent.
 var reserved = []syscall.Signal{32, 34}
-
-// kernelSigaction is struct sigaction as rt_sigaction(2) takes it on every
-// Linux architecture but MIPS; only the handler is ever set, the rest is 0.
-type kernelSigaction struct {
-	handler  uintptr
-	flags    uint64
-	restorer uintptr
-	mask     uint64
-}
 
 const (
 	sigDFL = 0
 	sigIGN = 1
 )
 
-func setDisposition(sig syscall.Signal, handler uintptr) error {
-	act := kernelSigaction{handler: handler}
-	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig),
-		uintptr(unsafe.Pointer(&act)), 0, unsafe.Sizeof(act.mask), 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("set the action of signal %d: %w", sig, errno)
+// CatchReserved gives each reserved signal that is at its default action
+// the action of reservedAction: where the architecture has the handler
+// built in, a handler that returns at once, so that the signal is caught
+// and dropped at any moment, during a fork too; execve resets a caught
+// signal to its default, so children start with it at the default, as the
+// agent did. Elsewhere the signal is ignored, also in children. A reserved
+// signal the agent inherited as ignored stays ignored, also in children;
+// one that already has a handler (a C library's, in a cgo build) keeps it.
+// Call it once, at start.
+func CatchReserved() error {
+	for _, sig := range reserved {
+		var old kernelSigaction
+		if err := sigaction(sig, nil, &old); err != nil {
+			return err
+		}
+		if old.handler != sigDFL {
+			continue
+		}
+		act := reservedAction()
+		if err := sigaction(sig, &act, nil); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// ignoreReserved ignores every reserved signal that is at its default, and
-// returns them; the caller sets them back to the default around each fork
-// (restoreReserved), so that children start with them as the agent did.
-func ignoreReserved(inheritedIgnored uint64) ([]syscall.Signal, error) {
-	var set []syscall.Signal
-	for _, sig := range reserved {
-		if inheritedIgnored&(1<<(uint(sig)-1)) != 0 {
-			continue // ignored already, also in children
-		}
-		if err := setDisposition(sig, sigIGN); err != nil {
-			return set, err
-		}
-		set = append(set, sig)
-	}
-	return set, nil
-}
-
-// setReserved sets every signal of sigs to handler.
-func setReserved(sigs []syscall.Signal, handler uintptr) error {
-	for _, sig := range sigs {
-		if err := setDisposition(sig, handler); err != nil {
-			return err
-		}
+// sigaction is rt_sigaction(2): it sets sig's action to act unless act is
+// nil, and reads the one before into old unless old is nil.
+func sigaction(sig syscall.Signal, act, old *kernelSigaction) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig),
+		uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), sigsetSize, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("set the action of signal %d: %w", sig, errno)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,10 +40,6 @@ type SignalState struct {
 	// agent for the time of the fork and then gives them back to Catch:
 	// one of them that reaches the agent during a fork is lost.
 	Catch chan<- os.Signal
-
-	// reserved are the signals the agent ignores for want of a way to
-	// catch them, at their default in children (see ignoreReserved).
-	reserved []syscall.Signal
 }
 
 // knowable are the signals whose inherited SIG_IGN the runtime leaves in
@@ -52,12 +49,6 @@ var knowable = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP,
 // InheritedSignals reads the signal state the agent was started with. Call
 // it before signal.Notify for any signal: registering one replaces an
 // inherited SIG_IGN with the runtime's handler.
-//
-// It also makes the agent ignore the realtime signals 32 and 34, which the
-// runtime leaves at their default action (death) and os/signal cannot
-// register; children still start with them at their default, since each
-// fork through the state sets them back to it for its duration: one of them
-// sent to the agent during a fork ends it.
 func InheritedSignals() (*SignalState, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -73,10 +64,6 @@ func InheritedSignals() (*SignalState, error) {
 		if ign&(1<<(uint(sig)-1)) != 0 {
 			st.Ignored = append(st.Ignored, sig)
 		}
-	}
-	if st.reserved, err = ignoreReserved(ign); err != nil {
-		setReserved(st.reserved, sigDFL)
-		return nil, err
 	}
 	return &st, nil
 }
@@ -110,10 +97,6 @@ func (st *SignalState) forkWith(fork func() (int, error)) (int, error) {
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &st.Blocked, nil); err != nil {
 		return 0, fmt.Errorf("set signal mask: %w", err)
 	}
-	if err := setReserved(st.reserved, sigDFL); err != nil {
-		return 0, err
-	}
-	defer setReserved(st.reserved, sigIGN) // cannot fail where setting sigDFL did not
 	if len(st.Ignored) == 0 {
 		return fork()
 	}
@@ -127,8 +110,41 @@ func (st *SignalState) forkWith(fork func() (int, error)) (int, error) {
 	return pid, err
 }
 
+// sessionSignals are the signals a terminal child starts with at their
+// default and unblocked, whatever the agent inherited: it is a person's
+// session, not a background job (see forTerminal).
+var sessionSignals = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT,
+	syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
+
+// forTerminal is st for a child on a terminal of its own (Spec.Ctty):
+// the same, less sessionSignals, which are neither blocked nor ignored.
+// The other signals the agent inherited as blocked stay so. A nil st
+// stays nil.
+func (st *SignalState) forTerminal() *SignalState {
+	if st == nil {
+		return nil
+	}
+	t := *st
+	t.Ignored = nil
+	for _, sig := range st.Ignored {
+		if s, ok := sig.(syscall.Signal); !ok || !slices.Contains(sessionSignals, s) {
+			t.Ignored = append(t.Ignored, sig)
+		}
+	}
+	for _, sig := range sessionSignals {
+		sigdelset(&t.Blocked, sig)
+	}
+	return &t
+}
+
 // sigaddset adds sig to set.
 func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
 	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
 	set.Val[n/w] |= 1 << (n % w)
+}
+
+// sigdelset removes sig from set.
+func sigdelset(set *unix.Sigset_t, sig syscall.Signal) {
+	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
+	set.Val[n/w] &^= 1 << (n % w)
 }

@@ -34,7 +34,8 @@ type Spec struct {
 	// Credential, if set, is the uid and gid the child runs as.
 	Credential *syscall.Credential
 	// Signals, if set, is the signal mask and ignored set the child
-	// starts with; else it gets the runtime's.
+	// starts with (less HUP, INT, QUIT, TSTP, TTIN and TTOU for a Ctty
+	// child); else it gets the runtime's.
 	Signals *SignalState
 	// Terminal, if set, is the controlling terminal whose foreground
 	// process group the child's group becomes, when the agent's group has
@@ -47,7 +48,8 @@ type Spec struct {
 	// Ctty, if set, is the slave side of a pseudo-terminal (OpenPTY): it
 	// becomes the child's descriptors 0, 1 and 2 in place of Stdin, Stdout
 	// and Stderr, and its controlling terminal. The child then leads a new
-	// session (and so its own process group) and Terminal is not used.
+	// session (and so its own process group), starts with the job-control
+	// signals at their default and unblocked, and Terminal is not used.
 	Ctty *os.File
 }
 
@@ -66,6 +68,7 @@ type Process struct {
 	stopSeq    uint64           // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey        // orphans its Stops took (see attribute); guarded by r.mu
 	cg         *Cgroup          // its own cgroup, or nil
+	term       *Terminal        // the terminal it was given the foreground of, or nil
 	done       chan struct{}
 	status     ExitStatus
 }
@@ -138,6 +141,7 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 		req.attr.Sys.Setpgid, req.attr.Sys.Setsid = false, true
 		req.attr.Sys.Setctty, req.attr.Sys.Ctty = true, 0 // Ctty is the child's fd
 		req.term = nil
+		req.signals = spec.Signals.forTerminal()
 	} else {
 		req.attr.Files = []uintptr{spec.Stdin.Fd(), spec.Stdout.Fd(), spec.Stderr.Fd()}
 	}
@@ -246,6 +250,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	// The reaper cannot reap the child before mu is released, so the pidfd
 	// and the start time are the child's.
 	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
+	if req.attr.Sys.Foreground {
+		p.term = req.term
+	}
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}

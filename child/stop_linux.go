@@ -28,8 +28,11 @@ func (r *Reaper) Stop(p *Process, sig syscall.Signal, timeout time.Duration) Exi
 // StopKilled is Stop that also reports whether the stop had to escalate:
 // to SIGKILL, or, for a child with a cgroup, to cgroup.kill. A child with a
 // cgroup has its tree taken from the cgroup, not from /proc, and the cgroup
-// is removed once empty.
+// is removed once empty. A child that was given the foreground of the
+// agent's terminal gives it back before StopKilled returns, so that the
+// agent's next words on the terminal are a foreground group's.
 func (r *Reaper) StopKilled(p *Process, sig syscall.Signal, timeout time.Duration) (ExitStatus, bool) {
+	defer r.takeTerminalBack(p)
 	if p.cg != nil {
 		return r.stopCgroup(p, sig, timeout, killPatience)
 	}
@@ -123,5 +126,13 @@ func (r *Reaper) waitTree(p *Process, deadline time.Time, tree func(*Process) []
 			time.Sleep(wait)
 		case <-time.After(wait):
 		}
+	}
+}
+
+// takeTerminalBack gives the agent's group the foreground of the terminal
+// p was given, if p's group still has it.
+func (r *Reaper) takeTerminalBack(p *Process) {
+	if err := p.term.TakeBack(p); err != nil {
+		r.log.Warn("cannot take the terminal back", "pid", p.Pid, "err", err)
 	}
 }

@@ -1,10 +1,6 @@
 package child
 
-import (
-	"runtime"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // Terminal is the controlling terminal the agent was started on, as its
 // stdin. A child started with it gets the terminal's foreground process
@@ -47,17 +43,11 @@ func (t *Terminal) TakeBack(p *Process) error {
 	return t.takeBack()
 }
 
-// takeBack makes the agent's group the terminal's foreground group.
+// takeBack makes the agent's group the terminal's foreground group, with
+// SIGTTOU blocked (see withoutTTOU), which a process outside the
+// foreground group that sets it gets otherwise.
 func (t *Terminal) takeBack() error {
-	// A process outside the foreground group that sets it gets SIGTTOU
-	// unless it blocks or ignores it: block it on this thread alone.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var ttou, old unix.Sigset_t
-	sigaddset(&ttou, unix.SIGTTOU)
-	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &ttou, &old); err != nil {
-		return err
-	}
-	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
-	return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, t.pgrp)
+	return withoutTTOU(func() error {
+		return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, t.pgrp)
+	})
 }

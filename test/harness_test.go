@@ -23,6 +23,7 @@ type agentConfig struct {
 	env        []string   // more environment for the agent
 	extraFiles []*os.File // descriptors the agent inherits from fd 3 on
 	wrap       []string   // command the agent runs under, e.g. unshare
+	wrapExecs  bool       // wrap execs the agent: the agent is the process started
 	dir        string     // FIFO directory; default: a fresh, not yet existing one
 	// cred, if set, is the user the agent runs as (raw uid, gid and
 	// groups: no passwd entry needed); default: this process's.
@@ -96,7 +97,7 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 	}()
 	a.pid = a.cmd.Process.Pid
 	t.Cleanup(a.cleanup)
-	if len(cfg.wrap) > 0 {
+	if len(cfg.wrap) > 0 && !cfg.wrapExecs {
 		a.pid = a.findWrapped()
 	}
 	return a

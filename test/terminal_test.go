@@ -153,6 +153,6 @@ func TestTerminalSuspend(t *testing.T) {
 	if code := a.stop(); code != 0 {
 		t.Fatalf("agent exited with %d, want the child's 0", code)
 	}
-	r.expectLine("TERM")
+	expectStopSignal(r)
 	r.close()
 }

@@ -138,7 +138,8 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		}
 		return nil, nil, err
 	}
-	log, err := newLogger(os.Stderr, *logFormat, *logLevel)
+	// The log may go to the terminal a child has the foreground of.
+	log, err := newLogger(child.TerminalOutput(os.Stderr), *logFormat, *logLevel)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,38 @@
+package child
+
+import (
+	"os"
+	"testing"
+)
+
+// TestTerminalOutput: a terminal gets a writer that blocks SIGTTOU around
+// each write and writes what it is given; anything else is written as it is.
+func TestTerminalOutput(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if got := TerminalOutput(w); got != w {
+		t.Errorf("a pipe: got %T, want the file itself", got)
+	}
+	master, slave, err := OpenPTY(Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	out := TerminalOutput(slave)
+	if _, ok := out.(ttyWriter); !ok {
+		t.Fatalf("a terminal: got %T, want a ttyWriter", out)
+	}
+	if n, err := out.Write([]byte("hi\n")); n != 3 || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	buf := make([]byte, 16)
+	n, err := master.Read(buf)
+	if err != nil || string(buf[:n]) != "hi\r\n" {
+		t.Fatalf("the terminal shows %q, %v; want \"hi\\r\\n\"", buf[:n], err)
+	}
+}
