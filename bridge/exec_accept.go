@@ -52,13 +52,14 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error) {
 		req.ID = e.newID()
 	}
 	// Even a request that is refused is answered on its reply FIFO when it
-	// names a usable one: that is where its sender listens.
+	// names a usable one: that is where its sender listens. One that names
+	// a reply FIFO the agent cannot open is answered nowhere but the log.
 	var reply *fifo.Reply
 	if req.Reply != "" {
 		var rerr error
-		reply, rerr = e.openReply(req.Reply)
-		if err == nil && !req.IsCancel { // a cancel acts even so
-			err = rerr
+		if reply, rerr = e.openReply(req.Reply); rerr != nil {
+			e.unanswerable(req, err, rerr)
+			return
 		}
 	}
 	if err == nil && req.IsCancel {

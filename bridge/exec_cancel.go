@@ -19,6 +19,20 @@ var errCanceled = errors.New("canceled")
 // line names (reply), else on the output FIFO.
 func (e *execMode) cancelLine(req protocol.Parsed, reply *fifo.Reply) {
 	id := req.Cancel
+	if e.cancelQuietly(id) {
+		if reply != nil {
+			e.closeReply(reply)
+		}
+		return
+	}
+	e.cfg.Log.Info("cancel of a request that is not queued or running", "id", id)
+	e.answer(id, reply, fmt.Errorf("cancel: no request with id %q is queued or running", id))
+}
+
+// cancelQuietly cancels every queued and running request with id, as
+// cancelLine does, and reports whether there was one; it answers nothing
+// for the cancel line itself.
+func (e *execMode) cancelQuietly(id string) bool {
 	e.mu.Lock()
 	var queued []*pending
 	kept := e.queue[:0]
@@ -43,14 +57,7 @@ func (e *execMode) cancelLine(req protocol.Parsed, reply *fifo.Reply) {
 	for _, c := range running {
 		c.cancel("a cancel line")
 	}
-	if len(queued) > 0 || len(running) > 0 {
-		if reply != nil {
-			e.closeReply(reply)
-		}
-		return
-	}
-	e.cfg.Log.Info("cancel of a request that is not queued or running", "id", id)
-	e.answer(id, reply, fmt.Errorf("cancel: no request with id %q is queued or running", id))
+	return len(queued) > 0 || len(running) > 0
 }
 
 // answer writes one error frame for id that is not a rejected request's:

@@ -44,7 +44,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	watching.Add(1)
 	go func() {
 		defer watching.Done()
-		if err := waitGone(ctx, watch, first); err != nil {
+		if err := waitGone(ctx, watch, reply, first); err != nil {
 			goneErr.Store(&err)
 			wake()
 		}
@@ -93,8 +93,9 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 }
 
 // waitGone returns the watch's verdict once no agent serves the request,
-// or nil when first is closed or ctx is done.
-func waitGone(ctx context.Context, watch *agentWatch, first <-chan struct{}) error {
+// or ErrUnanswerable once the agent removed the reply FIFO's name (it could
+// not open it), or nil when first is closed or ctx is done.
+func waitGone(ctx context.Context, watch *agentWatch, reply *replyFIFO, first <-chan struct{}) error {
 	t := time.NewTicker(watchPeriod)
 	defer t.Stop()
 	for {
@@ -104,6 +105,9 @@ func waitGone(ctx context.Context, watch *agentWatch, first <-chan struct{}) err
 		case <-first:
 			return nil
 		case <-t.C:
+		}
+		if reply.unlinked() {
+			return fmt.Errorf("%w %s: its log says why", ErrUnanswerable, reply.path)
 		}
 		if err := watch.gone(); err != nil {
 			return err

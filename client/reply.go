@@ -61,6 +61,22 @@ func makeReply(dir string) (*replyFIFO, error) {
 	return p, nil
 }
 
+// unlinked says whether the FIFO has lost its name: nobody but the agent
+// (the owner of replies/, mode 1733) or root can remove it, and the agent
+// does that only for a request it cannot answer.
+func (p *replyFIFO) unlinked() bool {
+	rc, err := p.r.SyscallConn() // not Fd(): that would make reads blocking
+	if err != nil {
+		return false
+	}
+	gone := false
+	rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		gone = unix.Fstat(int(fd), &st) == nil && st.Nlink == 0
+	})
+	return gone
+}
+
 // enterReplies enters DIR and then its replies/ (no link followed), with
 // O_PATH descriptors.
 func enterReplies(dir string) (*fifo.Dir, error) {
