@@ -53,13 +53,17 @@ func (e *execMode) accept(ctx context.Context, line []byte, err error) {
 	}
 	// Even a request that is refused is answered on its reply FIFO when it
 	// names a usable one: that is where its sender listens. One that names
-	// a reply FIFO the agent cannot open is answered nowhere but the log.
+	// no usable reply FIFO is answered on the output FIFO; one whose reply
+	// FIFO is there but cannot be opened, nowhere but the log.
 	var reply *fifo.Reply
 	if req.Reply != "" {
 		var rerr error
-		if reply, rerr = e.openReply(req.Reply); rerr != nil {
+		if reply, rerr = e.openReply(req.Reply); rerr != nil && !notAReply(rerr) {
 			e.unanswerable(req, err, rerr)
 			return
+		}
+		if err == nil && !req.IsCancel { // a cancel acts even so
+			err = rerr
 		}
 	}
 	if err == nil && req.IsCancel {

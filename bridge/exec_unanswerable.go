@@ -8,15 +8,22 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// unanswerable handles a request line whose reply FIFO the agent cannot
-// open. Its answer would carry the request's id and its reply's name, both
-// its sender's secrets, so it goes to the log only, never to the shared
-// output FIFO. A cancel still acts, quietly. When the FIFO is there and is
-// a FIFO, but the agent may not or cannot open it (EACCES, EMFILE, ENFILE,
-// ...), the agent removes its name: the sender, which watches its own
-// reply FIFO's link count, learns at once that no answer will come. None
-// of this needs a descriptor. A FIFO without a reader (its sender is gone),
-// a missing one, a link or another file is left alone.
+// notAReply says whether err, from opening a request's reply FIFO, means
+// that the name is no usable reply FIFO at all (missing, a link, another
+// file, a FIFO with more names): nobody can be listening there, so the
+// error frame goes to the output FIFO, as for any bad request.
+func notAReply(err error) bool {
+	return errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, fifo.ErrSymlink) || errors.Is(err, fs.ErrNotExist)
+}
+
+// unanswerable handles a request line whose reply FIFO is there but cannot
+// be opened. Its answer would carry the request's id and its reply's name,
+// both its sender's secrets, so it goes to the log only, never to the
+// shared output FIFO. A cancel still acts, quietly. When the agent may not
+// or cannot open the FIFO (EACCES, EMFILE, ENFILE, ...), it removes its
+// name: the sender, which watches its own reply FIFO's link count, learns
+// at once that no answer will come. None of this needs a descriptor. A
+// FIFO without a reader (its sender is gone) is left to the sweep.
 func (e *execMode) unanswerable(req protocol.Parsed, lineErr, openErr error) {
 	if lineErr == nil && req.IsCancel {
 		e.cancelQuietly(req.Cancel)
@@ -25,8 +32,7 @@ func (e *execMode) unanswerable(req protocol.Parsed, lineErr, openErr error) {
 	}
 	e.cfg.Log.Warn("request not answered: its reply fifo cannot be opened", "id", req.ID, "err", openErr)
 	defer e.poke()
-	if e.replies == nil || errors.Is(openErr, fifo.ErrNoReader) || errors.Is(openErr, fifo.ErrNotFIFO) ||
-		errors.Is(openErr, fifo.ErrSymlink) || errors.Is(openErr, fs.ErrNotExist) {
+	if e.replies == nil || errors.Is(openErr, fifo.ErrNoReader) {
 		return
 	}
 	if err := e.replies.RemoveFIFO(req.Reply); err != nil {
