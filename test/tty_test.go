@@ -204,6 +204,15 @@ func TestTTYControlCharacters(t *testing.T) {
 			program: sh(t, `trap 'echo trapped INT' INT; echo ready; sleep 30; echo after`)})
 		r := openReader(t, a.out)
 		r.waitTTYLine("ready")
+		// The shell must be waiting for sleep: an INT that comes between
+		// its fork and sleep's exec is lost with the shell's own handler.
+		shell := a.waitChild()
+		if !eventually(hangTimeout, func() bool {
+			kids := childrenOf(shell)
+			return len(kids) == 1 && kids[0].comm == "sleep"
+		}) {
+			t.Fatalf("the shell %d never ran sleep", shell)
+		}
 		openWriter(t, a.in).write([]byte("\x03"))
 		r.waitTTYLine("trapped INT")
 		r.waitTTYLine("after")
