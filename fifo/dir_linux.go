@@ -35,22 +35,54 @@ const maxLinks = 40
 // are made (mode 0755, less the umask) with mkdirat relative to their
 // opened parent.
 func OpenDir(path string, create bool) (*Dir, error) {
+	var mk *making
+	if create {
+		mk = &making{}
+	}
+	return openDir(path, mk)
+}
+
+// MakeDir is OpenDir with create, except that the directory itself, when
+// it is made here, is made private (0700) and then given mode perm with
+// fchmod on its descriptor, whatever the umask: nobody else can enter it
+// in between. made reports whether it was made here.
+func MakeDir(path string, perm os.FileMode) (d *Dir, made bool, err error) {
+	mk := &making{leafPerm: perm, leafSet: true}
+	d, err = openDir(path, mk)
+	return d, mk.leafMade, err
+}
+
+// making says how OpenDir makes missing directories.
+type making struct {
+	leafSet  bool        // the last component, when made here, gets leafPerm
+	leafPerm os.FileMode // its mode then
+	leafMade bool        // set when the last component was made here
+}
+
+func openDir(path string, mk *making) (*Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
-	fd, err := resolveDir(abs, create)
+	fd, err := resolveDir(abs, mk)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
+	}
+	if mk != nil && mk.leafMade {
+		if err := unix.Fchmod(fd, unixMode(mk.leafPerm)); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("chmod %s: %w", abs, err)
+		}
 	}
 	return &Dir{f: os.NewFile(uintptr(fd), abs), path: abs}, nil
 }
 
 // resolveDir is OpenDir's walk; it returns an O_RDONLY|O_DIRECTORY fd.
-func resolveDir(abs string, create bool) (int, error) {
+// With mk nil, nothing is made.
+func resolveDir(abs string, mk *making) (int, error) {
 	links := 0
 	for {
-		fd, rest, target, err := walk(abs, create)
+		fd, rest, target, err := walk(abs, mk)
 		if err != nil || target == "" {
 			return fd, err
 		}
@@ -70,19 +102,20 @@ func resolveDir(abs string, create bool) (int, error) {
 // walk walks abs from "/". It returns the opened directory, or, when it meets
 // a trusted symbolic link, the path up to and including the link and the
 // link's target.
-func walk(abs string, create bool) (fd int, upTo, target string, err error) {
+func walk(abs string, mk *making) (fd int, upTo, target string, err error) {
 	cur, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, "", "", err
 	}
 	defer func() { unix.Close(cur) }()
 	done := "/"
-	for _, name := range strings.Split(strings.TrimPrefix(abs, "/"), "/") {
+	names := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	for i, name := range names {
 		if name == "" {
 			continue
 		}
 		here := filepath.Join(done, name)
-		next, target, err := step(cur, name, here, create)
+		next, target, err := step(cur, name, here, mk, i == len(names)-1)
 		if err != nil {
 			return -1, "", "", err
 		}
@@ -97,15 +130,24 @@ func walk(abs string, create bool) (fd int, upTo, target string, err error) {
 }
 
 // step opens the entry name of the directory cur as an O_PATH directory, or
-// returns the target of a trusted symbolic link there.
-func step(cur int, name, here string, create bool) (next int, target string, err error) {
+// returns the target of a trusted symbolic link there. leaf says that name
+// is the last component of the path.
+func step(cur int, name, here string, mk *making, leaf bool) (next int, target string, err error) {
 	for {
 		var st unix.Stat_t
 		err := unix.Fstatat(cur, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
-		case errors.Is(err, unix.ENOENT) && create:
-			if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		case errors.Is(err, unix.ENOENT) && mk != nil:
+			mode := uint32(0o755)
+			if leaf && mk.leafSet {
+				mode = 0o700 // private until openDir gives it leafPerm
+			}
+			err := unix.Mkdirat(cur, name, mode)
+			if err != nil && !errors.Is(err, unix.EEXIST) {
 				return -1, "", fmt.Errorf("make %s: %w", here, err)
+			}
+			if err == nil && leaf && mk.leafSet {
+				mk.leafMade = true
 			}
 			continue // look again: someone may have been faster
 		case err != nil:
