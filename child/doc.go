@@ -37,9 +37,10 @@
 //     could own it runs and is not being stopped.
 //   - With Cgroups (cgroup v2), a child starts in a new cgroup of its own,
 //     at clone time, so that everything it forks is in it; its tree is
-//     what the cgroup holds. Stop gives each process in it the stop signal,
-//     then, at the timeout, cgroup.kill; it returns once the cgroup is
-//     empty and removed (EBUSY at removal: killed again and retried for
+//     what the cgroup holds, and the members of its process group that
+//     moved to another cgroup. Stop gives each of them the stop signal,
+//     then, at the timeout, cgroup.kill and SIGKILL to those outside; it
+//     returns once the cgroup and the group are empty and the cgroup removed (EBUSY at removal: killed again and retried for
 //     removeBusyFor, with a warning naming the cgroup). No cgroup is left
 //     after a failed start, after Stop, or after Cgroups.Close.
 //   - RemoveLeftovers ends and removes only cgroups whose name says an agent
