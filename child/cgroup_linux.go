@@ -38,7 +38,11 @@ type Cgroups struct {
 type Cgroup struct {
 	m    *Cgroups
 	path string
-	fd   int // the directory, for clone3's CLONE_INTO_CGROUP; -1 once closed; guarded by m.mu
+	// fd is the directory, for clone3's CLONE_INTO_CGROUP, with an
+	// flock(2) held on it until the cgroup is removed, so that any agent
+	// can tell it from a dead agent's (see leftovers); -1 once closed;
+	// guarded by m.mu.
+	fd int
 }
 
 // removeBusyFor is how long removing a cgroup that stays busy is retried.
@@ -92,18 +96,19 @@ func (m *Cgroups) New() (*Cgroup, error) {
 		m.spare = nil
 		return c, nil
 	}
-	path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
-	if err := unix.Mkdir(path, 0o755); err != nil {
-		return nil, fmt.Errorf("make cgroup %s: %w", path, err)
+	for try := 0; ; try++ {
+		path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
+		fd, err := makeLocked(path)
+		if errors.Is(err, errLockLost) && try < 3 {
+			continue // an agent's leftover sweep took it for one
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := &Cgroup{m: m, path: path, fd: fd}
+		m.made[c] = true
+		return c, nil
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		unix.Rmdir(path)
-		return nil, fmt.Errorf("open cgroup %s: %w", path, err)
-	}
-	c := &Cgroup{m: m, path: path, fd: fd}
-	m.made[c] = true
-	return c, nil
 }
 
 // Close kills and removes every cgroup still there; no New after it.
@@ -122,7 +127,8 @@ func (m *Cgroups) Close() {
 	}
 }
 
-// closeFD closes the descriptor of the cgroup's directory, once.
+// closeFD closes the descriptor of the cgroup's directory, once, and so
+// releases its lock.
 func (c *Cgroup) closeFD() {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
@@ -189,7 +195,8 @@ func writeCgroupFile(path, v string) error {
 // Remove removes the cgroup once it is empty. When rmdir fails with EBUSY
 // it logs a warning naming the cgroup, kills what is in it again and
 // retries for up to removeBusyFor. It is a no-op after a call that removed
-// it; one that could not leaves it to Close.
+// it; one that could not leaves it to Close, and after Close to the next
+// agent's leftover sweep. The cgroup's lock is released once it is gone.
 func (c *Cgroup) Remove() {
 	c.m.mu.Lock()
 	if !c.m.made[c] {
@@ -198,17 +205,19 @@ func (c *Cgroup) Remove() {
 	}
 	delete(c.m.made, c)
 	c.m.mu.Unlock()
-	c.closeFD()
 	if removeCgroup(c.path, c.m.log) != nil {
-		// Still busy (a process in uninterruptible sleep): Close tries
-		// again before the agent exits; after Close, the next agent's
-		// leftover sweep does.
+		// Still busy (a process in uninterruptible sleep).
 		c.m.mu.Lock()
-		if !c.m.closed {
+		keep := !c.m.closed
+		if keep {
 			c.m.made[c] = true
 		}
 		c.m.mu.Unlock()
+		if keep {
+			return
+		}
 	}
+	c.closeFD()
 }
 
 // removeCgroup removes the cgroup at path and any cgroups below it, with

@@ -43,7 +43,9 @@
 //     returns once the cgroup and the group are empty and the cgroup removed (EBUSY at removal: killed again and retried for
 //     removeBusyFor, with a warning naming the cgroup). No cgroup is left
 //     after a failed start, after Stop, or after Cgroups.Close.
-//   - RemoveLeftovers ends and removes only cgroups whose name says an agent
-//     of the same PID namespace made them and whose pid and start time no
-//     longer name a running process: never a live agent's.
+//   - Every cgroup an agent makes is locked (flock on its directory) from
+//     right after its mkdir until it is removed, and the lock goes with the
+//     agent. RemoveLeftovers ends and removes only cgroups whose name says
+//     an agent made them and whose lock is free, whatever PID namespace
+//     made them: never a live agent's.
 package child

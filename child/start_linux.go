@@ -233,9 +233,6 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	pid, err := req.signals.forkWith(func() (int, error) {
 		return forkExec(req.path, req.argv, req.attr)
 	})
-	if req.cg != nil {
-		req.cg.closeFD() // needed only at clone
-	}
 	if err != nil {
 		if req.attr.Sys.Foreground && !req.term.foreground() {
 			req.term.takeBack() // from a child that failed after taking it
