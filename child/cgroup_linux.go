@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ type Cgroups struct {
 	made        map[*Cgroup]bool // not removed yet
 	closed      bool
 	spare       *Cgroup // made by OpenCgroups, for the first child
+	pidsMax     int     // each child's pids.max, or 0 for none (see pidsBudget)
 }
 
 // Cgroup is one child's cgroup.
@@ -70,6 +72,7 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 		return nil, err
 	}
 	m := &Cgroups{dir: dir, log: log, self: self, made: map[*Cgroup]bool{}, foreignProc: procSelfPID() != os.Getpid()}
+	m.pidsMax = childPidsMax(dir)
 	probe, err := m.New()
 	if err != nil {
 		return nil, err
@@ -81,6 +84,27 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	m.spare = probe
 	return m, nil
 }
+
+// childPidsMax is the pids.max of each child's cgroup below dir: when the
+// pids controller is enabled for them (dir's cgroup.subtree_control names
+// it) and limits dir or a cgroup above it, what the limit leaves beyond
+// the tasks there now and the agent's reserve; else 0. Each child gets it
+// alone: two children together may still exhaust the limit, and the
+// agent's reserved threads are what then keeps it going.
+func childPidsMax(dir string) int {
+	b, err := readFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil || !slices.Contains(strings.Fields(string(b)), "pids") {
+		return 0
+	}
+	headroom, limited := pidsHeadroom(dir)
+	if !limited {
+		return 0
+	}
+	return pidsBudget(headroom)
+}
+
+// PidsMax is each child's pids.max, or 0 when none is set.
+func (m *Cgroups) PidsMax() int { return m.pidsMax }
 
 // Dir is the directory the cgroups are made in.
 func (m *Cgroups) Dir() string { return m.dir }
@@ -104,6 +128,13 @@ func (m *Cgroups) New() (*Cgroup, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if m.pidsMax > 0 {
+			if err := writeCgroupFile(filepath.Join(path, "pids.max"), strconv.Itoa(m.pidsMax)); err != nil {
+				unix.Close(fd)
+				unix.Rmdir(path)
+				return nil, err
+			}
 		}
 		c := &Cgroup{m: m, path: path, fd: fd}
 		m.made[c] = true

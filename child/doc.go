@@ -48,4 +48,9 @@
 //     agent. RemoveLeftovers ends and removes only cgroups whose name says
 //     an agent made them and whose lock is free, whatever PID namespace
 //     made them: never a live agent's.
+//   - A fork bomb of a child cannot end the agent: ReserveFor makes at start
+//     the idle threads the runtime may need later (it aborts a program when
+//     the kernel refuses it one), and where a pids controller limits the
+//     agent, children get a pids budget below what it leaves (LimitPids
+//     on cgroup v1, every child's cgroup on v2).
 package child

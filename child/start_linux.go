@@ -88,6 +88,7 @@ func (p *Process) exit(s ExitStatus) {
 var forkExec = syscall.ForkExec
 
 type spawnRequest struct {
+	do      func() error // if set, all there is to do on the spawn thread
 	path    string
 	argv    []string
 	attr    *syscall.ProcAttr
@@ -192,6 +193,17 @@ func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
 	return r.submit(req, nil)
 }
 
+// onSpawnThread runs f on the thread that forks every child.
+func (r *Reaper) onSpawnThread(f func() error) error {
+	req := spawnRequest{do: f, reply: make(chan spawnResult, 1)}
+	select {
+	case r.spawn <- req:
+	case <-r.quit:
+		return errors.New("reaper closed")
+	}
+	return (<-req.reply).err
+}
+
 // startAffinity is the agent's CPU mask as it started, read before any
 // thread was pinned (package initialisation runs before main).
 var startAffinity unix.CPUSet
@@ -214,6 +226,10 @@ func (r *Reaper) spawnLoop() {
 		case <-r.quit:
 			return
 		case req := <-r.spawn:
+			if req.do != nil {
+				req.reply <- spawnResult{err: req.do()}
+				continue
+			}
 			req.reply <- r.fork(req)
 		}
 	}
