@@ -21,8 +21,9 @@ var bombProgram = []string{"sh", "-c", `eval "$(cat)"`}
 
 // bombScript forks until the pids limit refuses, every process keeping
 // its slot (a sleeper) once it has forked twice; the request's own shell
-// waits. Refused forks end their shell, quietly.
-const bombScript = `exec 2>/dev/null; f() { f & f & exec sleep 1000; }; f; exec sleep 1000`
+// forks the first and waits, so that the request runs until canceled. A
+// refused fork ends its shell, quietly.
+const bombScript = `exec 2>/dev/null; f() { f & f & exec sleep 1000; }; f & exec sleep 1000`
 
 // bombEnv is one agent under a pids limit, as a bomb run sees it.
 type bombEnv struct {
@@ -32,6 +33,7 @@ type bombEnv struct {
 	limited  func() int   // how many forks the pids limit has refused so far
 	settled  func() bool  // only the agent's own tasks are left under the limit
 	alive    func()       // fails the test unless the agent still runs
+	threads  func() int   // the agent's threads
 	send     func() error // runs "fifobridge send" of "echo served", checks it
 }
 
@@ -45,8 +47,9 @@ func bombRuns() int {
 
 // runBomb runs one bomb: three requests wait on FIFOs of their own, a
 // fourth forks until the limit refuses; the bomb is canceled; the agent
-// is still there, the three get their exit frames once let go, the next
-// send is served, and nothing of the bomb is left.
+// is still there and made no thread meanwhile, the three get their exit
+// frames once let go, the next send is served, and nothing of the bomb is
+// left.
 func runBomb(t *testing.T, e bombEnv, run int) {
 	t.Helper()
 	all := map[string]*response{}
@@ -70,6 +73,7 @@ func runBomb(t *testing.T, e bombEnv, run int) {
 		}
 	}
 	refused := e.limited()
+	threads := e.threads()
 	bomb := fmt.Sprintf("bomb-%d", run)
 	e.w.writeLine(jsonLine(t, map[string]any{"id": bomb, "stdin": bombScript}))
 	if f := readFrame(t, e.r); f.ID != bomb || f.Type != "start" {
@@ -84,7 +88,7 @@ func runBomb(t *testing.T, e bombEnv, run int) {
 	e.w.writeLine(fmt.Sprintf(`{"cancel":%q}`, bomb))
 	resp := collect(t, e.r, all, bomb)[bomb]
 	if resp.exit == nil || !strings.Contains(resp.exit.line, `"canceled":true`) {
-		t.Fatalf("run %d: the bomb did not end canceled:%s", run, resp)
+		t.Fatalf("run %d: the bomb did not end canceled (%d forks refused before it, %d since):%s", run, refused, e.limited()-refused, resp)
 	}
 	e.alive()
 	for i := range others {
@@ -101,6 +105,11 @@ func runBomb(t *testing.T, e bombEnv, run int) {
 	}
 	if !eventually(hangTimeout, e.settled) {
 		t.Fatalf("run %d: processes of the bomb are left under the pids limit", run)
+	}
+	// A thread made while the limit was used up would have failed, and
+	// the runtime would have ended the agent: it was lucky.
+	if n := e.threads(); n != threads {
+		t.Errorf("run %d: the agent has %d threads, %d before the bomb: it needed new ones", run, n, threads)
 	}
 }
 
@@ -216,6 +225,7 @@ func TestForkBombPids(t *testing.T) {
 					// The wrapping shell and the agent's threads.
 					settled: func() bool { return pidsCurrent(cg) == 1+threadsOf(a.pid) },
 					alive:   a.requireRunning,
+					threads: func() int { return threadsOf(a.pid) },
 					send: func() error {
 						res := runSend(t, a.dir, []byte("echo served\n"))
 						if res.code != 0 || string(res.stdout) != "served\n" {
@@ -232,4 +242,68 @@ func TestForkBombPids(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDockerForkBomb: the image as the entrypoint of a container run with
+// --pids-limit 64 (its cgroup file system read-only: the agent's reserved
+// threads alone keep it going) survives a fork bomb of one of its
+// requests, bomb after bomb.
+func TestDockerForkBomb(t *testing.T) {
+	requireDocker(t)
+	d := buildImages(t)
+	checkLeaks(t, false)
+	c := d.start(t, containerOpts{busybox: true, bind: true,
+		env:     []string{"FIFOBRIDGE_MODE=exec", "FIFOBRIDGE_STOP_TIMEOUT=1s", "FIFOBRIDGE_MAX_CONCURRENT=4"},
+		flags:   []string{"--pids-limit", "64"},
+		program: bombProgram,
+	})
+	c.waitRunning()
+	pid := c.hostPID()
+	cg := hostPidsCgroup(t, pid)
+	if b, _ := os.ReadFile(filepath.Join(cg, "pids.max")); strings.TrimSpace(string(b)) != "64" {
+		t.Fatalf("the container's pids cgroup %s has pids.max %q, want 64", cg, b)
+	}
+	r := openReader(t, c.out)
+	w := openWriter(t, c.in)
+	for run := range bombRuns() {
+		runBomb(t, bombEnv{
+			dir: c.dir, agentDir: containerDir, w: w, r: r,
+			limited: func() int { return pidsEvents(cg) },
+			settled: func() bool { return pidsCurrent(cg) == threadsOf(pid) },
+			alive:   c.requireRunning,
+			threads: func() int { return threadsOf(pid) },
+			send: func() error {
+				res := runSend(t, c.dir, []byte("echo served\n"))
+				if res.code != 0 || string(res.stdout) != "served\n" {
+					return fmt.Errorf("send after the bomb: code %d stdout %q stderr %q", res.code, res.stdout, res.stderr)
+				}
+				return nil
+			},
+		}, run)
+	}
+	w.close()
+	r.close()
+	docker(t, "stop", "-t", "15", c.name)
+	if code := c.exitCode(hangTimeout); code != 0 {
+		t.Errorf("container exited with %d after docker stop, want 0", code)
+	}
+}
+
+// hostPidsCgroup returns the directory of the cgroup v1 pids cgroup of
+// process pid, here.
+func hostPidsCgroup(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && f[1] == "pids" {
+			return filepath.Join("/sys/fs/cgroup/pids", f[2])
+		}
+	}
+	requirePrivileged(t, "a cgroup v1 pids hierarchy for Docker's --pids-limit")
+	t.Skipf("process %d has no cgroup v1 pids cgroup (Docker on cgroup v2?)", pid)
+	return ""
 }
