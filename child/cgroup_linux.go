@@ -183,8 +183,11 @@ func (c *Cgroup) Populated() bool { return populated(c.path) }
 
 func populated(path string) bool {
 	b, err := readFile(filepath.Join(path, "cgroup.events"))
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
 		return false // removed
+	}
+	if err != nil {
+		return true // unknown: a stop goes on to kill it
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "populated "); ok {
@@ -212,7 +215,7 @@ func cgroupProcs(path string) []int {
 }
 
 func writeCgroupFile(path, v string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, err := openReserved(path, unix.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

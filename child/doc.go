@@ -52,5 +52,7 @@
 //     the idle threads the runtime may need later (it aborts a program when
 //     the kernel refuses it one), and where a pids controller limits the
 //     agent, children get a pids budget below what it leaves (LimitPids
-//     on cgroup v1, every child's cgroup on v2).
+//     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
+//     (EMFILE) still stops a tree: the files a stop opens come from a
+//     reserve of descriptors when none is left.
 package child
