@@ -85,6 +85,9 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	if cgroups != nil {
 		defer cgroups.Close() // after every child was stopped: removes what is left
 	}
+	if pids := limitPids(cfg, reaper); pids != nil {
+		defer pids.Close() // after every child was stopped, before the reaper's
+	}
 	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
 	if err != nil {
 		return child.ExitStatus{}, &ConfigError{err}

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -42,6 +43,9 @@ func openContainment(cfg *Config) (*child.Cgroups, error) {
 		}
 	}
 	m.RemoveLeftovers()
+	if n := m.PidsMax(); n > 0 {
+		log.Info("each child has a pids budget", "pids_max", n)
+	}
 	return m, nil
 }
 
@@ -51,4 +55,25 @@ func cgroupDir(m *child.Cgroups) string {
 		return ""
 	}
 	return m.Dir()
+}
+
+// limitPids gives the children a pids budget in the cgroup v1 pids
+// hierarchy where that limits the agent (see child.LimitPids); nil when
+// there is none to give, or with -cgroup off. (On cgroup v2 the budget is
+// each child cgroup's, see child.Cgroups.)
+func limitPids(cfg *Config, r *child.Reaper) *child.PidsLimit {
+	if cfg.Cgroup == "off" {
+		return nil
+	}
+	l, err := r.LimitPids(cfg.Log)
+	if err != nil {
+		if !errors.Is(err, child.ErrNoPidsLimit) {
+			// A container's cgroup file system is mostly read-only: the
+			// thread reserve alone keeps the agent going then.
+			cfg.Log.Info("children run without a pids budget", "why", err.Error())
+		}
+		return nil
+	}
+	cfg.Log.Info("children share a pids budget", "pids_max", l.Budget(), "cgroup", l.Path())
+	return l
 }

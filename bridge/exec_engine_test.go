@@ -93,6 +93,8 @@ func noLeaks(t *testing.T) {
 	warm := make(chan os.Signal, 1)
 	signal.Notify(warm, syscall.SIGCHLD)
 	signal.Stop(warm)
+	// So does the reaper's reserve of descriptors (see child.NewReaper).
+	child.ReserveDescriptors()
 	// So do the runtime poller's epoll and eventfd descriptors, with the
 	// first file it serves.
 	if r, w, err := os.Pipe(); err == nil {

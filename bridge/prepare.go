@@ -30,7 +30,7 @@ func (a *agent) prepare(ctx context.Context) error {
 func (a *agent) prepareCreate() error {
 	cfg := a.cfg
 	var err error
-	if a.dir, err = a.openDir(cfg.Dir, true); err != nil {
+	if a.dir, err = a.makeDir(); err != nil {
 		return err
 	}
 	if err := a.takeLock(); err != nil {
@@ -129,6 +129,35 @@ func (a *agent) prepareWaitDir() error {
 	a.replies = r
 	return nil
 }
+
+// makeDir opens DIR, making it when it is missing. Made for a child
+// running as another user (-user), it is 0750: the agent's own user and
+// group (the host side's) may enter it, the child's user may not, unless
+// it is in the agent's group, which the start-up warning then names.
+// Otherwise it is made 0755 less the umask.
+func (a *agent) makeDir() (*fifo.Dir, error) {
+	cred := a.cfg.Credential
+	if cred == nil || int(cred.Uid) == os.Geteuid() || cred.Uid == 0 {
+		return a.openDir(a.cfg.Dir, true)
+	}
+	abs, err := filepath.Abs(a.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("make directory %s: %w", a.cfg.Dir, err)
+	}
+	d, made, err := fifo.MakeDir(abs, childDirMode)
+	if err != nil {
+		return nil, fmt.Errorf("make directory: %w", err)
+	}
+	if made {
+		a.cfg.Log.Debug("made the directory closed to the child's user", "dir", abs, "mode", fmt.Sprintf("%04o", childDirMode))
+	}
+	a.dirs[abs] = d
+	return d, nil
+}
+
+// childDirMode is the mode of a DIR the agent makes for a child of another
+// user (-user).
+const childDirMode = 0o750
 
 // openDir opens the directory at path once per agent (see fifo.OpenDir).
 func (a *agent) openDir(path string, create bool) (*fifo.Dir, error) {

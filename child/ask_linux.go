@@ -9,15 +9,16 @@ import (
 // waiting: its process group in one kill, the other members one by one. A Stop of p
 // that follows with the same signal does not send it again to any process
 // that got it here, so each process of the tree is asked once. With a
-// cgroup the tree is the cgroup's processes; without, a scan of /proc.
+// cgroup the tree is the cgroup's processes and the members of p's process
+// group that left it; without, a scan of /proc.
 func (r *Reaper) AskToStop(p *Process, sig syscall.Signal) {
 	r.ask(p, sig, r.treeFunc(p)(p))
 }
 
 // treeFunc is how p's tree is listed: its cgroup, or a scan of /proc.
 func (r *Reaper) treeFunc(p *Process) func(*Process) []proc {
-	if cg := p.cg; cg != nil {
-		return func(*Process) []proc { return cgroupTree(cg.path) }
+	if p.cg != nil {
+		return r.cgroupTree
 	}
 	return r.tree
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,13 +33,18 @@ type Cgroups struct {
 	made        map[*Cgroup]bool // not removed yet
 	closed      bool
 	spare       *Cgroup // made by OpenCgroups, for the first child
+	pidsMax     int     // each child's pids.max, or 0 for none (see pidsBudget)
 }
 
 // Cgroup is one child's cgroup.
 type Cgroup struct {
 	m    *Cgroups
 	path string
-	fd   int // the directory, for clone3's CLONE_INTO_CGROUP; -1 once closed; guarded by m.mu
+	// fd is the directory, for clone3's CLONE_INTO_CGROUP, with an
+	// flock(2) held on it until the cgroup is removed, so that any agent
+	// can tell it from a dead agent's (see leftovers); -1 once closed;
+	// guarded by m.mu.
+	fd int
 }
 
 // removeBusyFor is how long removing a cgroup that stays busy is retried.
@@ -66,6 +72,7 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 		return nil, err
 	}
 	m := &Cgroups{dir: dir, log: log, self: self, made: map[*Cgroup]bool{}, foreignProc: procSelfPID() != os.Getpid()}
+	m.pidsMax = childPidsMax(dir)
 	probe, err := m.New()
 	if err != nil {
 		return nil, err
@@ -77,6 +84,27 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	m.spare = probe
 	return m, nil
 }
+
+// childPidsMax is the pids.max of each child's cgroup below dir: when the
+// pids controller is enabled for them (dir's cgroup.subtree_control names
+// it) and limits dir or a cgroup above it, what the limit leaves beyond
+// the tasks there now and the agent's reserve; else 0. Each child gets it
+// alone: two children together may still exhaust the limit, and the
+// agent's reserved threads are what then keeps it going.
+func childPidsMax(dir string) int {
+	b, err := readFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil || !slices.Contains(strings.Fields(string(b)), "pids") {
+		return 0
+	}
+	headroom, limited := pidsHeadroom(dir)
+	if !limited {
+		return 0
+	}
+	return pidsBudget(headroom)
+}
+
+// PidsMax is each child's pids.max, or 0 when none is set.
+func (m *Cgroups) PidsMax() int { return m.pidsMax }
 
 // Dir is the directory the cgroups are made in.
 func (m *Cgroups) Dir() string { return m.dir }
@@ -92,18 +120,26 @@ func (m *Cgroups) New() (*Cgroup, error) {
 		m.spare = nil
 		return c, nil
 	}
-	path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
-	if err := unix.Mkdir(path, 0o755); err != nil {
-		return nil, fmt.Errorf("make cgroup %s: %w", path, err)
+	for try := 0; ; try++ {
+		path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
+		fd, err := makeLocked(path)
+		if errors.Is(err, errLockLost) && try < 3 {
+			continue // an agent's leftover sweep took it for one
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.pidsMax > 0 {
+			if err := writeCgroupFile(filepath.Join(path, "pids.max"), strconv.Itoa(m.pidsMax)); err != nil {
+				unix.Close(fd)
+				unix.Rmdir(path)
+				return nil, err
+			}
+		}
+		c := &Cgroup{m: m, path: path, fd: fd}
+		m.made[c] = true
+		return c, nil
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		unix.Rmdir(path)
-		return nil, fmt.Errorf("open cgroup %s: %w", path, err)
-	}
-	c := &Cgroup{m: m, path: path, fd: fd}
-	m.made[c] = true
-	return c, nil
 }
 
 // Close kills and removes every cgroup still there; no New after it.
@@ -122,7 +158,8 @@ func (m *Cgroups) Close() {
 	}
 }
 
-// closeFD closes the descriptor of the cgroup's directory, once.
+// closeFD closes the descriptor of the cgroup's directory, once, and so
+// releases its lock.
 func (c *Cgroup) closeFD() {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
@@ -146,8 +183,11 @@ func (c *Cgroup) Populated() bool { return populated(c.path) }
 
 func populated(path string) bool {
 	b, err := readFile(filepath.Join(path, "cgroup.events"))
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
 		return false // removed
+	}
+	if err != nil {
+		return true // unknown: a stop goes on to kill it
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "populated "); ok {
@@ -175,7 +215,7 @@ func cgroupProcs(path string) []int {
 }
 
 func writeCgroupFile(path, v string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, err := openReserved(path, unix.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -189,7 +229,8 @@ func writeCgroupFile(path, v string) error {
 // Remove removes the cgroup once it is empty. When rmdir fails with EBUSY
 // it logs a warning naming the cgroup, kills what is in it again and
 // retries for up to removeBusyFor. It is a no-op after a call that removed
-// it; one that could not leaves it to Close.
+// it; one that could not leaves it to Close, and after Close to the next
+// agent's leftover sweep. The cgroup's lock is released once it is gone.
 func (c *Cgroup) Remove() {
 	c.m.mu.Lock()
 	if !c.m.made[c] {
@@ -198,17 +239,19 @@ func (c *Cgroup) Remove() {
 	}
 	delete(c.m.made, c)
 	c.m.mu.Unlock()
-	c.closeFD()
 	if removeCgroup(c.path, c.m.log) != nil {
-		// Still busy (a process in uninterruptible sleep): Close tries
-		// again before the agent exits; after Close, the next agent's
-		// leftover sweep does.
+		// Still busy (a process in uninterruptible sleep).
 		c.m.mu.Lock()
-		if !c.m.closed {
+		keep := !c.m.closed
+		if keep {
 			c.m.made[c] = true
 		}
 		c.m.mu.Unlock()
+		if keep {
+			return
+		}
 	}
+	c.closeFD()
 }
 
 // removeCgroup removes the cgroup at path and any cgroups below it, with

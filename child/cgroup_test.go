@@ -168,15 +168,18 @@ func TestCgroupRemoveBusy(t *testing.T) {
 	checkGone(t, "cgbusy")
 }
 
-// TestCgroupLeftovers ends the processes in a cgroup named by an agent
-// that is gone, and leaves alone one named by a live process.
+// TestCgroupLeftovers ends the processes in the cgroups of agents that are
+// gone, of this PID namespace or another: their locks are free. It leaves
+// alone the cgroup of a live agent of another namespace (its lock is held)
+// and one without a lock named by a live process of this namespace.
 func TestCgroupLeftovers(t *testing.T) {
 	m, logs := openTestCgroups(t)
 	dead := agentID{pidNS: m.self.pidNS, pid: m.self.pid, start: m.self.start + 1}
+	deadOther := agentID{pidNS: m.self.pidNS + 1, pid: 7, start: 7}
 	init, _ := readProc("1")
 	live := agentID{pidNS: m.self.pidNS, pid: 1, start: init.start}
-	other := agentID{pidNS: m.self.pidNS + 1, pid: 5, start: 5}
-	for _, a := range []agentID{dead, live, other} {
+	liveOther := agentID{pidNS: m.self.pidNS + 1, pid: 5, start: 5}
+	for _, a := range []agentID{dead, deadOther, live, liveOther} {
 		dir := filepath.Join(m.Dir(), a.name(1))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -196,54 +199,74 @@ func TestCgroupLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The live agent of another namespace holds its cgroup's lock.
+	fd := lockFree(filepath.Join(m.Dir(), liveOther.name(1)))
+	if fd < 0 {
+		t.Fatal("cannot lock the cgroup of the live agent of another namespace")
+	}
+	defer unix.Close(fd)
 	cgroups, procs := m.RemoveLeftovers()
-	if cgroups != 1 || procs != 1 {
-		t.Errorf("removed %d cgroups, ended %d processes; want 1, 1", cgroups, procs)
+	if cgroups != 2 || procs != 2 {
+		t.Errorf("removed %d cgroups, ended %d processes; want 2, 2", cgroups, procs)
 	}
-	if _, err := os.Stat(filepath.Join(m.Dir(), dead.name(1))); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a dead agent's cgroup is still there: %v", err)
-	}
-	for i, a := range []agentID{live, other} {
-		if !populated(filepath.Join(m.Dir(), a.name(1))) {
-			t.Errorf("cgroup %d of a live or unknown agent was touched", i)
+	for _, a := range []agentID{dead, deadOther} {
+		if _, err := os.Stat(filepath.Join(m.Dir(), a.name(1))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a dead agent's cgroup is still there: %v", err)
 		}
 	}
-	if !strings.Contains(logs.String(), "processes=1") {
+	for i, a := range []agentID{live, liveOther} {
+		if !populated(filepath.Join(m.Dir(), a.name(1))) {
+			t.Errorf("cgroup %d of a live agent was touched", i)
+		}
+	}
+	if !strings.Contains(logs.String(), "processes=2") {
 		t.Errorf("no log of the processes ended; log:\n%s", logs.String())
 	}
 	// The sleepers are reaped by the Reaper, which reaps every child; the
 	// two left alone are killed by the cleanups above.
 }
 
-// TestCgroupCloneRefused: when the kernel refuses to start a child in its
-// cgroup (EBUSY, as cgroup v2's no-internal-processes rule makes it), the
-// cgroup is removed and the child runs without one, after a warning.
-func TestCgroupCloneRefused(t *testing.T) {
-	m, logs := openTestCgroups(t)
-	forkExec = func(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-		if attr.Sys.UseCgroupFD {
-			return 0, unix.EBUSY
-		}
-		return syscall.ForkExec(path, argv, attr)
-	}
-	defer func() { forkExec = syscall.ForkExec }()
-	spec := helperSpec(t, "cgrefused", "sleep")
-	spec.Cgroups = m
-	p, err := testReaper.Start(spec)
+// TestCgroupLocked: every cgroup an agent makes is locked until it is
+// removed, and a cgroup a sweep removed between its mkdir and its lock is
+// made again under a new name.
+func TestCgroupLocked(t *testing.T) {
+	m, _ := openTestCgroups(t)
+	c, err := m.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.cg != nil {
-		t.Error("child has a cgroup the kernel refused")
+	if fd := lockFree(c.path); fd >= 0 {
+		unix.Close(fd)
+		t.Fatalf("the lock of a live cgroup %s was free", c.path)
 	}
-	if left := cgroupsIn(t, m.Dir()); len(left) > 0 {
-		t.Errorf("cgroups left: %v", left)
+	c.Remove()
+	// A sweep that takes the lock of the next cgroup right after its mkdir.
+	var swept []string
+	mkdirCgroup = func(path string, mode uint32) error {
+		if err := unix.Mkdir(path, mode); err != nil || len(swept) > 0 {
+			return err
+		}
+		swept = append(swept, path)
+		fd := lockFree(path)
+		if fd < 0 {
+			t.Errorf("cannot lock the new cgroup %s", path)
+		} else {
+			t.Cleanup(func() { unix.Close(fd) })
+		}
+		return nil
 	}
-	if !strings.Contains(logs.String(), "runs without one") {
-		t.Errorf("no warning; log:\n%s", logs.String())
+	defer func() { mkdirCgroup = unix.Mkdir }()
+	c, err = m.New()
+	if err != nil {
+		t.Fatal(err)
 	}
-	testReaper.Stop(p, syscall.SIGTERM, time.Second)
-	checkGone(t, "cgrefused")
+	if len(swept) != 1 || c.path == swept[0] {
+		t.Errorf("New returned %s, the sweep held %v", c.path, swept)
+	}
+	if len(swept) == 1 {
+		unix.Rmdir(swept[0]) // what the sweep would do
+	}
+	c.Remove()
 }
 
 // ignoringTerm counts the processes of pids that ignore SIGTERM (the

@@ -49,12 +49,22 @@
 //     could own it runs and is not being stopped.
 //   - With Cgroups (cgroup v2), a child starts in a new cgroup of its own,
 //     at clone time, so that everything it forks is in it; its tree is
-//     what the cgroup holds. Stop gives each process in it the stop signal,
-//     then, at the timeout, cgroup.kill; it returns once the cgroup is
-//     empty and removed (EBUSY at removal: killed again and retried for
+//     what the cgroup holds, and the members of its process group that
+//     moved to another cgroup. Stop gives each of them the stop signal,
+//     then, at the timeout, cgroup.kill and SIGKILL to those outside; it
+//     returns once the cgroup and the group are empty and the cgroup removed (EBUSY at removal: killed again and retried for
 //     removeBusyFor, with a warning naming the cgroup). No cgroup is left
 //     after a failed start, after Stop, or after Cgroups.Close.
-//   - RemoveLeftovers ends and removes only cgroups whose name says an agent
-//     of the same PID namespace made them and whose pid and start time no
-//     longer name a running process: never a live agent's.
+//   - Every cgroup an agent makes is locked (flock on its directory) from
+//     right after its mkdir until it is removed, and the lock goes with the
+//     agent. RemoveLeftovers ends and removes only cgroups whose name says
+//     an agent made them and whose lock is free, whatever PID namespace
+//     made them: never a live agent's.
+//   - A fork bomb of a child cannot end the agent: ReserveFor makes at start
+//     the idle threads the runtime may need later (it aborts a program when
+//     the kernel refuses it one), and where a pids controller limits the
+//     agent, children get a pids budget below what it leaves (LimitPids
+//     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
+//     (EMFILE) still stops a tree: the files a stop opens come from a
+//     reserve of descriptors when none is left.
 package child

@@ -21,7 +21,7 @@ type proc struct {
 // spend three times as many.
 func readProc(pid string) (proc, bool) {
 	var buf [1024]byte
-	fd, err := unix.Open("/proc/"+pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openReserved("/proc/"+pid+"/stat", unix.O_RDONLY)
 	if err != nil {
 		return proc{}, false
 	}
@@ -104,7 +104,7 @@ func (r *Reaper) children() (pids []int, ok bool) {
 	}
 	var buf [4096]byte
 	for _, t := range tasks {
-		fd, err := unix.Open("/proc/self/task/"+t+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := openReserved("/proc/self/task/"+t+"/children", unix.O_RDONLY)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) && t == strconv.Itoa(r.procPID) {
 				return nil, false // no CONFIG_PROC_CHILDREN

@@ -58,15 +58,12 @@ func dirNames(path string) ([]string, error) {
 	}
 }
 
-// open opens path with flag and O_CLOEXEC, retrying on EINTR.
+// open opens path with flag and O_CLOEXEC, retrying on EINTR, and with
+// the descriptor reserve when descriptors have run out (openReserved).
 func open(path string, flag int) (int, error) {
-	for {
-		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			if err != nil {
-				return -1, fmt.Errorf("open %s: %w", path, err)
-			}
-			return fd, nil
-		}
+	fd, err := openReserved(path, flag)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", path, err)
 	}
+	return fd, nil
 }

@@ -38,6 +38,7 @@ type Reaper struct {
 // make it a child subreaper, so orphans of its children come to it; a refusal
 // is logged as a warning. SIGCHLD is registered before any child can start.
 func NewReaper(log *slog.Logger) *Reaper {
+	ReserveDescriptors()
 	r := &Reaper{
 		log:     log,
 		running: make(map[int]*Process),

@@ -91,6 +91,7 @@ func (p *Process) exit(s ExitStatus) {
 var forkExec = syscall.ForkExec
 
 type spawnRequest struct {
+	do      func() error // if set, all there is to do on the spawn thread
 	path    string
 	argv    []string
 	attr    *syscall.ProcAttr
@@ -196,6 +197,17 @@ func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
 	return r.submit(req, nil)
 }
 
+// onSpawnThread runs f on the thread that forks every child.
+func (r *Reaper) onSpawnThread(f func() error) error {
+	req := spawnRequest{do: f, reply: make(chan spawnResult, 1)}
+	select {
+	case r.spawn <- req:
+	case <-r.quit:
+		return errors.New("reaper closed")
+	}
+	return (<-req.reply).err
+}
+
 // startAffinity is the agent's CPU mask as it started, read before any
 // thread was pinned (package initialisation runs before main).
 var startAffinity unix.CPUSet
@@ -218,6 +230,10 @@ func (r *Reaper) spawnLoop() {
 		case <-r.quit:
 			return
 		case req := <-r.spawn:
+			if req.do != nil {
+				req.reply <- spawnResult{err: req.do()}
+				continue
+			}
 			req.reply <- r.fork(req)
 		}
 	}
@@ -237,9 +253,6 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	pid, err := req.signals.forkWith(func() (int, error) {
 		return forkExec(req.path, req.argv, req.attr)
 	})
-	if req.cg != nil {
-		req.cg.closeFD() // needed only at clone
-	}
 	if err != nil {
 		if req.attr.Sys.Foreground && !req.term.foreground() {
 			req.term.takeBack() // from a child that failed after taking it

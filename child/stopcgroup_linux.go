@@ -9,27 +9,33 @@ import (
 )
 
 // stopCgroup is Stop for a child with a cgroup: the stop signal to every
-// process of the cgroup not yet asked (its group as a whole, the rest one by
-// one; see ask), then,
-// when anything is left at timeout, cgroup.kill, which reaches every
-// process in it at once, forks in flight included. Once the cgroup is
-// empty and the child reaped, the cgroup is removed. killed says whether
-// cgroup.kill was needed.
+// process of its tree not yet asked (its group as a whole, the rest one by
+// one; see ask), then, when anything is left at timeout, cgroup.kill,
+// which reaches every process in the cgroup at once, forks in flight
+// included, and SIGKILL for the members of the child's process group that
+// left the cgroup (see groupLeft). Once the cgroup and the group are empty
+// and the child reaped, the cgroup is removed. killed says whether the
+// stop had to escalate.
 func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience time.Duration) (st ExitStatus, killed bool) {
 	r.beginStop(p)
 	defer r.endStop(p)
 	cg := p.cg
-	tree := func(*Process) []proc { return cgroupTree(cg.path) }
 	if !r.cgroupDone(p) {
-		r.ask(p, sig, tree(p))
-		r.waitCgroup(p, time.Now().Add(timeout))
+		r.ask(p, sig, r.cgroupTree(p))
+		r.waitCgroup(p, time.Now().Add(timeout), func(left []proc) { r.ask(p, sig, left) })
 		if !r.cgroupDone(p) {
 			killed = true
 			if err := cg.Kill(); err != nil {
 				r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.path, "err", err)
-				r.signalTree(p, syscall.SIGKILL, tree)
+				r.signalTree(p, syscall.SIGKILL, r.cgroupTree)
 			}
-			if !r.waitCgroup(p, time.Now().Add(patience)) {
+			r.signalTree(p, syscall.SIGKILL, func(p *Process) []proc { return r.groupLeft(p, nil) })
+			kill := func(left []proc) {
+				for _, q := range left {
+					signalProc(q, syscall.SIGKILL)
+				}
+			}
+			if !r.waitCgroup(p, time.Now().Add(patience), kill) {
 				r.log.Warn("giving up on processes that survive cgroup.kill (uninterruptible sleep?)",
 					"pid", p.Pid, "cgroup", cg.path, "left", cg.Procs())
 			}
@@ -42,13 +48,17 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 	return p.Status(), killed
 }
 
-// cgroupDone reports whether p was reaped and its cgroup is empty.
+// cgroupDone reports whether p was reaped and nothing of its tree is left:
+// its cgroup is empty and no member of its group runs elsewhere.
 func (r *Reaper) cgroupDone(p *Process) bool {
-	return r.exited(p) && !p.cg.Populated()
+	return r.exited(p) && !p.cg.Populated() && len(r.groupLeft(p, nil)) == 0
 }
 
-// waitCgroup waits until p's cgroup is empty and p reaped, or deadline.
-func (r *Reaper) waitCgroup(p *Process, deadline time.Time) bool {
+// waitCgroup waits until p's cgroup is empty, p reaped and the members of
+// its group that left the cgroup gone, or deadline. Those members are
+// looked for every 10 ms, and handed to signal each time: a process that
+// joins the group meanwhile is asked too.
+func (r *Reaper) waitCgroup(p *Process, deadline time.Time, signal func([]proc)) bool {
 	if !p.cg.WaitEmpty(deadline) {
 		return false
 	}
@@ -56,14 +66,27 @@ func (r *Reaper) waitCgroup(p *Process, deadline time.Time) bool {
 	defer t.Stop()
 	select {
 	case <-p.done:
-		return true
 	case <-t.C:
-		return r.exited(p)
+		if !r.exited(p) {
+			return false
+		}
+	}
+	for {
+		left := r.groupLeft(p, nil)
+		if len(left) == 0 {
+			return !p.cg.Populated()
+		}
+		signal(left)
+		wait := min(time.Until(deadline), 10*time.Millisecond)
+		if wait <= 0 {
+			return false
+		}
+		time.Sleep(wait)
 	}
 }
 
-// cgroupTree lists the processes in the cgroup at path and below it.
-func cgroupTree(path string) []proc {
+// cgroupProcList lists the processes in the cgroup at path and below it.
+func cgroupProcList(path string) []proc {
 	var procs []proc
 	for _, pid := range cgroupProcsDeep(path) {
 		if q, ok := readProc(strconv.Itoa(pid)); ok && q.state != 'Z' && q.state != 'X' {

@@ -35,7 +35,11 @@ const maxLinks = 40
 // are made (mode 0755, less the umask) with mkdirat relative to their
 // opened parent.
 func OpenDir(path string, create bool) (*Dir, error) {
-	return openDir(path, create, unix.O_RDONLY)
+	var mk *making
+	if create {
+		mk = &making{}
+	}
+	return openDir(path, mk, unix.O_RDONLY)
 }
 
 // EnterDir opens the directory at path as OpenDir does, but needs only
@@ -46,27 +50,50 @@ func OpenDir(path string, create bool) (*Dir, error) {
 // host-side commands reach DIR and DIR/replies (mode 1733, which only its
 // owner can list).
 func EnterDir(path string) (*Dir, error) {
-	return openDir(path, false, unix.O_PATH)
+	return openDir(path, nil, unix.O_PATH)
 }
 
-func openDir(path string, create bool, flag int) (*Dir, error) {
+// MakeDir is OpenDir with create, except that the directory itself, when
+// it is made here, is made private (0700) and then given mode perm with
+// fchmod on its descriptor, whatever the umask: nobody else can enter it
+// in between. made reports whether it was made here.
+func MakeDir(path string, perm os.FileMode) (d *Dir, made bool, err error) {
+	mk := &making{leafPerm: perm, leafSet: true}
+	d, err = openDir(path, mk, unix.O_RDONLY)
+	return d, mk.leafMade, err
+}
+
+// making says how OpenDir makes missing directories.
+type making struct {
+	leafSet  bool        // the last component, when made here, gets leafPerm
+	leafPerm os.FileMode // its mode then
+	leafMade bool        // set when the last component was made here
+}
+
+func openDir(path string, mk *making, flag int) (*Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
-	fd, err := resolveDir(abs, create, flag)
+	fd, err := resolveDir(abs, mk, flag)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
+	}
+	if mk != nil && mk.leafMade {
+		if err := unix.Fchmod(fd, unixMode(mk.leafPerm)); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("chmod %s: %w", abs, err)
+		}
 	}
 	return &Dir{f: os.NewFile(uintptr(fd), abs), path: abs}, nil
 }
 
 // resolveDir is OpenDir's walk; it returns the directory opened with
-// flag|O_DIRECTORY.
-func resolveDir(abs string, create bool, flag int) (int, error) {
+// flag|O_DIRECTORY. With mk nil, nothing is made.
+func resolveDir(abs string, mk *making, flag int) (int, error) {
 	links := 0
 	for {
-		fd, rest, target, err := walk(abs, create, flag)
+		fd, rest, target, err := walk(abs, mk, flag)
 		if err != nil || target == "" {
 			return fd, err
 		}
@@ -86,19 +113,20 @@ func resolveDir(abs string, create bool, flag int) (int, error) {
 // walk walks abs from "/". It returns the directory opened with
 // flag|O_DIRECTORY, or, when it meets a trusted symbolic link, the path up
 // to and including the link and the link's target.
-func walk(abs string, create bool, flag int) (fd int, upTo, target string, err error) {
+func walk(abs string, mk *making, flag int) (fd int, upTo, target string, err error) {
 	cur, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, "", "", err
 	}
 	defer func() { unix.Close(cur) }()
 	done := "/"
-	for _, name := range strings.Split(strings.TrimPrefix(abs, "/"), "/") {
+	names := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	for i, name := range names {
 		if name == "" {
 			continue
 		}
 		here := filepath.Join(done, name)
-		next, target, err := step(cur, name, here, create)
+		next, target, err := step(cur, name, here, mk, i == len(names)-1)
 		if err != nil {
 			return -1, "", "", err
 		}
@@ -113,15 +141,24 @@ func walk(abs string, create bool, flag int) (fd int, upTo, target string, err e
 }
 
 // step opens the entry name of the directory cur as an O_PATH directory, or
-// returns the target of a trusted symbolic link there.
-func step(cur int, name, here string, create bool) (next int, target string, err error) {
+// returns the target of a trusted symbolic link there. leaf says that name
+// is the last component of the path.
+func step(cur int, name, here string, mk *making, leaf bool) (next int, target string, err error) {
 	for {
 		var st unix.Stat_t
 		err := unix.Fstatat(cur, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
-		case errors.Is(err, unix.ENOENT) && create:
-			if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		case errors.Is(err, unix.ENOENT) && mk != nil:
+			mode := uint32(0o755)
+			if leaf && mk.leafSet {
+				mode = 0o700 // private until openDir gives it leafPerm
+			}
+			err := unix.Mkdirat(cur, name, mode)
+			if err != nil && !errors.Is(err, unix.EEXIST) {
 				return -1, "", fmt.Errorf("make %s: %w", here, err)
+			}
+			if err == nil && leaf && mk.leafSet {
+				mk.leafMade = true
 			}
 			continue // look again: someone may have been faster
 		case err != nil:

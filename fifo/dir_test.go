@@ -315,3 +315,27 @@ func TestOpenReply(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeDir: a directory MakeDir makes gets exactly the mode asked for,
+// whatever the umask, and the ones above it 0755 less the umask; an
+// existing one keeps its mode and is not reported as made.
+func TestMakeDir(t *testing.T) {
+	checkLeaks(t)
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	base := t.TempDir()
+	path := filepath.Join(base, "a", "b")
+	d, made, err := MakeDir(path, 0o750)
+	require.NoError(t, err)
+	require.True(t, made)
+	require.NoError(t, d.Close())
+	require.Equal(t, os.ModeDir|0o750, modeOf(t, path))
+	require.Equal(t, os.ModeDir|0o700, modeOf(t, filepath.Join(base, "a")))
+
+	require.NoError(t, os.Chmod(path, 0o711))
+	d, made, err = MakeDir(path, 0o750)
+	require.NoError(t, err)
+	require.False(t, made)
+	require.NoError(t, d.Close())
+	require.Equal(t, os.ModeDir|0o711, modeOf(t, path))
+}

@@ -78,3 +78,107 @@ func TestCgroupLeftovers(t *testing.T) {
 	next.stop()
 	requireNoCgroups(t, dir, time.Second)
 }
+
+// TestCgroupLeftoversPidNS: the rule holds across PID namespaces. An agent
+// that is SIGKILLed in one namespace leaves background processes in its
+// cgroup; the next agent on the same -cgroup, started from another
+// namespace, ends them at start, and leaves alone the cgroups of a live
+// agent of a third namespace.
+func TestCgroupLeftoversPidNS(t *testing.T) {
+	requirePrivileged(t, "PID namespaces need root and unshare(1)")
+	newNS := []string{"unshare", "--pid", "--fork", "--mount-proc"}
+	for _, tc := range []struct {
+		name       string
+		dead, next []string // wrappers: nil runs in this namespace
+	}{
+		{"DeadInNewNS", newNS, nil},
+		{"NextInNewNS", nil, newNS},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testCgroup(t)
+			checkLeaks(t, true)
+			script := `for i in 1 2 3; do setsid sleep 60 </dev/null >/dev/null & done; echo ready; exec sleep 60`
+			cfg := agentConfig{program: binSh(script), flags: []string{"-cgroup", dir}}
+			if tc.dead != nil {
+				// The namespace's init is a shell that outlives the agent,
+				// so that the background processes outlive it too.
+				cfg.wrap = append(append([]string(nil), tc.dead...), "--", "/bin/sh", "-c", `"$@" & exec sleep 600`, "sh")
+			}
+			dead := startAgent(t, cfg)
+			openReader(t, dead.out).expectLine("ready")
+			agentPID := dead.pid
+			if tc.dead != nil {
+				kids := childrenOf(dead.pid)
+				if len(kids) != 1 {
+					t.Fatalf("the namespace's init has children %s, want the agent alone", describe(kids))
+				}
+				agentPID = kids[0].pid
+				// Its init ends the namespace, and what is left in it.
+				t.Cleanup(func() { syscall.Kill(dead.pid, syscall.SIGKILL) })
+			}
+			var background []int
+			deadCgroups := subCgroups(dir)
+			for _, sub := range deadCgroups {
+				b, _ := os.ReadFile(filepath.Join(dir, sub, "cgroup.procs"))
+				for _, f := range strings.Fields(string(b)) {
+					pid, _ := strconv.Atoi(f)
+					if st, err := readStat(pid); err == nil && st.ppid != agentPID {
+						background = append(background, pid)
+					}
+				}
+			}
+			if len(background) != 3 {
+				t.Fatalf("the killed agent's cgroups hold %d background processes, want 3", len(background))
+			}
+
+			liveCfg := agentConfig{program: helperProgram(), helper: "sleep", flags: []string{"-cgroup", dir}, wrap: newNS}
+			live := startAgent(t, liveCfg)
+			openReader(t, live.out).expectLine("ready")
+			var liveCgroups []string
+			for _, cg := range subCgroups(dir) {
+				if indexOf(deadCgroups, cg) < 0 {
+					liveCgroups = append(liveCgroups, cg)
+				}
+			}
+
+			if err := syscall.Kill(agentPID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dead == nil {
+				dead.wait(hangTimeout)
+			} else {
+				requireGone(t, "the killed agent", agentPID)
+			}
+			for _, pid := range background {
+				if !alive(pid) {
+					t.Fatalf("background process %d did not survive the agent's SIGKILL; the test needs it to", pid)
+				}
+			}
+
+			next := startAgent(t, agentConfig{program: helperProgram(), helper: "sleep", flags: []string{"-cgroup", dir}, wrap: tc.next})
+			openReader(t, next.out).expectLine("ready")
+			if !strings.Contains(next.stderr(), "removed cgroups a dead agent left") || !strings.Contains(next.stderr(), "processes=3") {
+				t.Errorf("the new agent did not log ending 3 processes of a dead agent:\n%s", next.stderr())
+			}
+			for _, pid := range background {
+				requireGone(t, "the dead agent's background process", pid)
+			}
+			for _, cg := range liveCgroups {
+				if b, err := os.ReadFile(filepath.Join(dir, cg, "cgroup.procs")); err != nil || len(b) == 0 {
+					t.Errorf("the live agent's cgroup %s was emptied or removed (%v)", cg, err)
+				}
+			}
+			for _, cg := range deadCgroups {
+				if indexOf(subCgroups(dir), cg) >= 0 {
+					t.Errorf("the dead agent's cgroup %s is still there", cg)
+				}
+			}
+			if strings.Contains(live.stderr(), "dead agent") {
+				t.Errorf("the live agent took the other live agent for dead:\n%s", live.stderr())
+			}
+			live.stop()
+			next.stop()
+			requireNoCgroups(t, dir, time.Second)
+		})
+	}
+}

@@ -88,12 +88,17 @@ func probeAsNobody(t *testing.T, bin string, args ...string) string {
 }
 
 // helperProbe ARGS: "readdir DIR" lists DIR, "write FIFO" opens FIFO for
-// writing without waiting; it prints "ok" or the error, and exits 0.
+// writing without waiting, "mkfifo PATH" makes a FIFO there (and removes
+// it again); it prints "ok" or the error, and exits 0.
 func helperProbe(args []string) int {
 	var err error
 	switch args[0] {
 	case "readdir":
 		_, err = os.ReadDir(args[1])
+	case "mkfifo":
+		if err = unix.Mkfifo(args[1], 0o600); err == nil {
+			err = os.Remove(args[1])
+		}
 	case "write":
 		var fd int
 		fd, err = unix.Open(args[1], unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

@@ -61,6 +61,13 @@ func run(args []string) int {
 		return exitUsage
 	}
 	cfg.Signals = sigState
+	// Threads for the worst moment, made now: under a pids limit a
+	// child's fork bomb leaves none to make later (see ReserveThreads).
+	children := 1
+	if cfg.Mode == "exec" {
+		children = cfg.MaxConcurrent
+	}
+	child.ReserveFor(children)
 	cfg.Terminal = child.ControllingTerminal()
 	forward := make(chan os.Signal, 16)
 	cfg.Forward = forward

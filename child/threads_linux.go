@@ -1,0 +1,71 @@
+package child
+
+import (
+	"runtime"
+	"sync"
+)
+
+// maxReservedThreads bounds ReserveFor's reserve.
+const maxReservedThreads = 64
+
+// ReserveFor reserves the idle threads an agent running up to children
+// children at once may need at one moment: one per P that runs Go code,
+// and one for each goroutine that may sit in a system call meanwhile (a
+// few of the agent's own, two for each child's), at most
+// maxReservedThreads, and at most a quarter of what a pids limit on the
+// agent's cgroup leaves, so that the reserve does not starve the children
+// it is there to survive. It returns the number reserved.
+func ReserveFor(children int) int {
+	n := min(runtime.GOMAXPROCS(0)+7+2*children, maxReservedThreads)
+	for _, dir := range ownPidsCgroups() {
+		if headroom, limited := pidsHeadroom(dir); limited {
+			n = min(n, max(headroom/4, 1))
+		}
+	}
+	ReserveThreads(n)
+	return n
+}
+
+// ownPidsCgroups lists the agent's own cgroups a pids controller may
+// limit: its cgroup v2 and its cgroup in the v1 pids hierarchy.
+func ownPidsCgroups() []string {
+	var dirs []string
+	if dir, err := OwnCgroup(); err == nil {
+		dirs = append(dirs, dir)
+	}
+	if dir, err := ownCgroupV1("pids"); err == nil {
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// The Go runtime makes an OS thread whenever it needs one more than it has
+// idle (a goroutine blocked in a system call holds its thread), and it
+// aborts the whole process when the kernel refuses one (EAGAIN under a
+// pids limit that a fork bomb of a child has used up): no error reaches
+// the program. It never ends an idle thread, though, so threads made at
+// start are there to be reused for the agent's whole life.
+
+// ReserveThreads makes the runtime hold at least n idle OS threads: n
+// goroutines each lock a thread of their own at once, then let go and
+// end, and their threads stay with the runtime, idle. Call it before any
+// child starts, while the agent's CPU mask is its own (a thread inherits
+// the mask of the thread that made it).
+func ReserveThreads(n int) {
+	var locked, done sync.WaitGroup
+	release := make(chan struct{})
+	locked.Add(n)
+	done.Add(n)
+	for range n {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			locked.Done()
+			<-release // parked with its thread: the next one needs another
+			runtime.UnlockOSThread()
+		}()
+	}
+	locked.Wait()
+	close(release)
+	done.Wait()
+}
