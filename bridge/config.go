@@ -52,6 +52,10 @@ type Config struct {
 	// Tee copies a stream child's output to the agent's stdout too, best
 	// effort: what stdout cannot take is dropped and counted.
 	Tee bool
+	// StderrOut makes a plain stream child's stderr the same pipe as its
+	// stdout (-stderr out), so its errors reach the output FIFO in its own
+	// order; otherwise the child's stderr is the agent's.
+	StderrOut bool
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.

@@ -147,6 +147,9 @@ func (s *stream) start() (*child.Process, error) {
 	spec := s.cfg.spec()
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	if s.cfg.StderrOut {
+		spec.Stderr = childOut // one pipe: the child's own order is kept
+	}
 	p, err := s.reaper.Start(spec)
 	childOut.Close() // the child has it; holding it would hide its EOF
 	if err != nil {

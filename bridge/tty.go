@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -79,6 +81,7 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 		}
 	}
 	spec.Ctty = slave
+	spec.Env = terminalEnv(spec.Env)
 	p, err := reaper.Start(spec)
 	slave.Close() // the child has it; holding it would hide the terminal's end (EIO)
 	if err != nil {
@@ -330,4 +333,21 @@ func (t *terminal) hangup(reaper *child.Reaper, p *child.Process) {
 	if n := reaper.Hangup(p); n > 0 {
 		t.cfg.Log.Info("hung up the processes left on the child's terminal", "pid", p.Pid, "processes", n)
 	}
+}
+
+// terminalEnv is the environment of a terminal child: env (nil: the
+// agent's own) with TERM=dumb when it has no TERM or an empty one, so that
+// programs neither guess a terminal's escape sequences nor ask it
+// questions (busybox ash's cursor query with an empty TERM).
+func terminalEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TERM=") && kv != "TERM=" {
+			return env
+		}
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return kv == "TERM=" })
+	return append(env, "TERM=dumb")
 }

@@ -21,6 +21,7 @@ type agentConfig struct {
 	program    []string   // PROGRAM ARG...
 	helper     string     // helper the test binary runs as PROGRAM (sets helperEnv)
 	env        []string   // more environment for the agent
+	unsetEnv   []string   // names removed from the agent's environment
 	extraFiles []*os.File // descriptors the agent inherits from fd 3 on
 	wrap       []string   // command the agent runs under, e.g. unshare
 	wrapExecs  bool       // wrap execs the agent: the agent is the process started
@@ -78,6 +79,10 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 	a.cmd.SysProcAttr = dieWithTest()
 	a.cmd.SysProcAttr.Credential = cfg.cred
 	a.cmd.Env = append(agentEnv(t), cfg.env...)
+	a.cmd.Env = slices.DeleteFunc(a.cmd.Env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(cfg.unsetEnv, name)
+	})
 	if cfg.helper != "" {
 		a.cmd.Env = append(a.cmd.Env, helperEnv+"="+cfg.helper)
 	}

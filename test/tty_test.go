@@ -300,7 +300,7 @@ func TestTTYHangup(t *testing.T) {
 			want := 0
 			if stopped {
 				a.signal(syscall.SIGTERM)
-				want = 128 + int(syscall.SIGTERM) // the shell's death by TERM
+				want = 128 + int(syscall.SIGHUP) // the shell's death by HUP, a terminal child's stop signal
 			} else {
 				openWriter(t, a.in).writeLine("exit")
 			}
@@ -531,7 +531,7 @@ func TestTTYStop(t *testing.T) {
 			if full {
 				work = "yes"
 			}
-			a := startAgent(t, agentConfig{flags: []string{"-tty", "-stop-timeout", "1s"},
+			a := startAgent(t, agentConfig{flags: []string{"-tty", "-stop-signal", "TERM", "-stop-timeout", "1s"},
 				program: sh(t, `trap '' TERM; (trap '' TERM HUP; exec `+work+`) & exec `+work)})
 			a.waitChild()
 			if !eventually(hangTimeout, func() bool { return len(markedProcs(marker(t))) >= 3 }) {

@@ -115,7 +115,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		window      = fs.Duration("restart-window", 60*time.Second, "window for -max-restarts; a child that ran longer resets the backoff")
 		backoffMin  = fs.Duration("backoff-min", 100*time.Millisecond, "first restart delay")
 		backoffMax  = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
-		stopSignal  = fs.String("stop-signal", "TERM", "signal that asks a child to stop")
+		stopSignal  = fs.String("stop-signal", "", "signal that asks a child to stop (default TERM; HUP with -tty)")
 		stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
 		cgroup      = fs.String("cgroup", "auto", "auto, off, or a cgroup v2 directory: each child gets its own cgroup there")
 		timeout     = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
@@ -137,6 +137,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 	idleTimeout := fs.Duration("idle-timeout", 0, "stop as on TERM after this long with no input byte (stream) or no request queued or running (exec); 0: never")
 	fs.Var(&codes, "exit-map", "FROM=TO[,FROM=TO...]: exit with TO where the code would be FROM (e.g. 143=0)")
 	tee := fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
+	stderr := fs.String("stderr", "log", "plain stream mode: log (the child's stderr is the agent's) or out (the same pipe as its stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
@@ -180,7 +181,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 			return nil, nil, fmt.Errorf("invalid -user: %w", err)
 		}
 	}
-	if cfg.StopSignal, err = child.ParseSignal(*stopSignal); err != nil {
+	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*stopSignal, *tty)); err != nil {
 		return nil, nil, fmt.Errorf("invalid -stop-signal: %w", err)
 	}
 	if cfg.TtySize, err = child.ParseWinsize(*ttySize); err != nil {
@@ -198,11 +199,16 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, fmt.Errorf("invalid duration: -stop-timeout, -timeout and -idle-timeout must not be negative")
 	case *tee && *mode != "stream":
 		return nil, nil, fmt.Errorf("invalid -tee: it copies a stream child's output, and -mode is %s", *mode)
+	case *stderr != "log" && *stderr != "out":
+		return nil, nil, fmt.Errorf("invalid -stderr %q: want log or out", *stderr)
+	case *stderr == "out" && *mode != "stream":
+		return nil, nil, fmt.Errorf("invalid -stderr out: it joins a stream child's stderr to its stdout, and -mode is %s (exec frames carry stderr apart)", *mode)
 	case *concurrent < 1:
 		return nil, nil, fmt.Errorf("invalid -max-concurrent %d: want at least 1", *concurrent)
 	case fs.NArg() == 0:
 		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
+	cfg.StderrOut = *stderr == "out"
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
 	if cfg.ReplySweep, err = testReplySweep(); err != nil {
 		return nil, nil, err
@@ -211,6 +217,19 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, err
 	}
 	return cfg, codes, nil
+}
+
+// stopSignalOr is -stop-signal's value, or its default: HUP for a terminal
+// child (interactive shells ignore TERM, and a hangup is what a terminal's
+// session gets when it goes), TERM otherwise.
+func stopSignalOr(flagValue string, tty bool) string {
+	switch {
+	case flagValue != "":
+		return flagValue
+	case tty:
+		return "HUP"
+	}
+	return "TERM"
 }
 
 // absolutePaths makes every path of cfg absolute and records the start
