@@ -145,7 +145,7 @@ func (c *Cgroup) Kill() error {
 func (c *Cgroup) Populated() bool { return populated(c.path) }
 
 func populated(path string) bool {
-	b, err := readFile(filepath.Join(path, "cgroup.events"))
+	b, err := os.ReadFile(filepath.Join(path, "cgroup.events"))
 	if err != nil {
 		return false // removed
 	}
@@ -161,7 +161,7 @@ func populated(path string) bool {
 func (c *Cgroup) Procs() []int { return cgroupProcs(c.path) }
 
 func cgroupProcs(path string) []int {
-	b, err := readFile(filepath.Join(path, "cgroup.procs"))
+	b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}

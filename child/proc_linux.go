@@ -3,6 +3,7 @@ package child
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -16,21 +17,12 @@ type proc struct {
 }
 
 // readProc parses /proc/PID/stat. The command name may hold spaces and
-// parentheses, so fields are counted from the last ')'. It uses bare system
-// calls: a /proc scan reads every process's file, and os.ReadFile would
-// spend three times as many.
+// parentheses, so fields are counted from the last ')'.
 func readProc(pid string) (proc, bool) {
-	var buf [1024]byte
-	fd, err := unix.Open("/proc/"+pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return proc{}, false
 	}
-	n, err := unix.Read(fd, buf[:])
-	unix.Close(fd)
-	if err != nil || n <= 0 {
-		return proc{}, false
-	}
-	b := buf[:n]
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return proc{}, false
@@ -51,12 +43,13 @@ func readProc(pid string) (proc, bool) {
 // processes lists every live process in /proc; zombies are left out, since
 // they hold nothing and only wait to be reaped.
 func processes() []proc {
-	names, err := dirNames("/proc")
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	out := make([]proc, 0, len(names))
-	for _, name := range names {
+	out := make([]proc, 0, len(ents))
+	for _, e := range ents {
+		name := e.Name()
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
@@ -70,12 +63,11 @@ func processes() []proc {
 // procSelfPID is the agent's pid as /proc sees it, -1 when it does not.
 func procSelfPID() int {
 	// The link names the process by its pid as /proc sees it.
-	var buf [32]byte
-	n, err := unix.Readlink("/proc/self", buf[:])
+	link, err := os.Readlink("/proc/self")
 	if err != nil {
 		return -1
 	}
-	pid, err := strconv.Atoi(string(buf[:n]))
+	pid, err := strconv.Atoi(link)
 	if err != nil {
 		return -1
 	}
@@ -98,25 +90,19 @@ func hasChildren() bool {
 // children lists the agent's children from /proc/self/task/*/children;
 // ok is false when the kernel does not provide those files.
 func (r *Reaper) children() (pids []int, ok bool) {
-	tasks, err := dirNames("/proc/self/task")
+	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return nil, false
 	}
-	var buf [4096]byte
 	for _, t := range tasks {
-		fd, err := unix.Open("/proc/self/task/"+t+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) && t == strconv.Itoa(r.procPID) {
+			if errors.Is(err, os.ErrNotExist) && t.Name() == strconv.Itoa(r.procPID) {
 				return nil, false // no CONFIG_PROC_CHILDREN
 			}
 			continue // the thread is gone
 		}
-		n, _ := unix.Read(fd, buf[:])
-		unix.Close(fd)
-		if n == len(buf) {
-			return nil, false // more than fits: let the full scan decide
-		}
-		for _, f := range bytes.Fields(buf[:max(n, 0)]) {
+		for _, f := range bytes.Fields(b) {
 			if pid, err := strconv.Atoi(string(f)); err == nil {
 				pids = append(pids, pid)
 			}
