@@ -92,8 +92,10 @@ func TestWaitNoLinks(t *testing.T) {
 		require.NoError(t, os.Chmod(shared, 0o777))
 		real := filepath.Join(t.TempDir(), "real")
 		require.NoError(t, os.Mkdir(real, 0o755))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- Wait(context.Background(), filepath.Join(shared, "dir", "in")) }()
+		go func() { done <- Wait(ctx, filepath.Join(shared, "dir", "in")) }()
 		require.NoError(t, os.Symlink(real, filepath.Join(shared, "dir")))
 		select {
 		case err := <-done:
@@ -106,8 +108,10 @@ func TestWaitNoLinks(t *testing.T) {
 		checkLeaks(t)
 		sub := filepath.Join(t.TempDir(), "sub")
 		require.NoError(t, os.Mkdir(sub, 0o755))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- Wait(context.Background(), filepath.Join(sub, "in")) }()
+		go func() { done <- Wait(ctx, filepath.Join(sub, "in")) }()
 		require.NoError(t, os.Rename(sub, sub+".old"))
 		require.NoError(t, os.Mkdir(sub, 0o755))
 		_, err := Make(filepath.Join(sub, "in"), 0o600)
