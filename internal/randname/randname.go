@@ -9,8 +9,9 @@
 // (go.dev/issue/66821), rather than hand out a guessable name.
 //
 // Cost, measured on linux/amd64 with Go 1.26: linking crypto/rand adds
-// about 0.03 ms of package initialisation to every start (GODEBUG=inittrace=1)
-// and 160 KB to the binary; each name is one getrandom(2).
+// about 0.05 ms of package initialisation to every start of the agent
+// (GODEBUG=inittrace=1, the crypto packages' median over ten starts) and
+// 160 KB to the binary; each name is one getrandom(2).
 package randname
 
 import (
