@@ -195,9 +195,12 @@ func TestLockWaitsOutAProbe(t *testing.T) {
 
 	require.NoError(t, unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB))
 	// The probe lets go after 20 ms, as a slow one might: within probeGrace.
-	released := time.AfterFunc(20*time.Millisecond, func() { unix.Flock(int(probe.Fd()), unix.LOCK_UN) })
-	defer released.Stop()
+	// The test waits for it before probe is closed.
+	fd := int(probe.Fd())
+	unlocked := make(chan struct{})
+	time.AfterFunc(20*time.Millisecond, func() { defer close(unlocked); unix.Flock(fd, unix.LOCK_UN) })
 	f, err := Lock(d, 0o644)
+	<-unlocked
 	require.NoError(t, err, "a probe's shared lock must not make the agent fail")
 	require.NoError(t, f.Close())
 }
