@@ -3,6 +3,7 @@ module github.com/fifobridge/fifobridge
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.49.0
 )

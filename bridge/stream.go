@@ -170,26 +170,32 @@ func (s *stream) start() (*child.Process, error) {
 
 // copyOut moves the child's stdout to the output FIFO with splice(2) until
 // EOF, or until unwire asks it to finish; then it copies what is still in
-// the pipe. Any other error is logged and the copy goes on: stopping it
-// would leave the child blocked on a full stdout.
+// the pipe. Any other error is tried again, as readRetry says: stopping
+// would leave the child blocked on a full stdout. Should the copy give up,
+// it closes its end of the pipe, so that the child's writes fail rather
+// than wait for a reader that is gone.
 func (s *stream) copyOut(w *wiring) {
 	if s.tee != nil {
 		s.copyTee(w)
 		return
 	}
+	retry := readRetry{log: s.cfg.Log, what: "moving the child's output"}
+	defer retry.end()
 	for {
 		_, err := s.sink.SpliceFrom(w.stdout, fifo.PipeSize)
 		switch {
 		case err == nil:
+			retry.ok()
 			continue
 		case errors.Is(err, fifo.ErrClosed):
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
 			return
 		case errors.Is(err, io.EOF), w.unwiring.Load():
-		default:
-			s.cfg.Log.Warn("moving the child's output failed; trying again", "err", err)
-			time.Sleep(10 * time.Millisecond)
+		case retry.again(err):
 			continue
+		default:
+			w.stdout.Close()
+			return
 		}
 		break
 	}

@@ -181,6 +181,8 @@ func (t *teeOut) write(p []byte) (int, error) {
 // offered to the tee, which never waits.
 func (s *stream) copyTee(w *wiring) {
 	buf := make([]byte, fifo.PipeSize/4)
+	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
+	defer retry.end()
 	for {
 		n, err := fifo.SpinRead(w.stdout, buf)
 		if n > 0 {
@@ -192,12 +194,14 @@ func (s *stream) copyTee(w *wiring) {
 		}
 		switch {
 		case err == nil:
+			retry.ok()
 			continue
 		case errors.Is(err, io.EOF), w.unwiring.Load():
-		default:
-			s.cfg.Log.Warn("reading the child's output failed; trying again", "err", err)
-			time.Sleep(10 * time.Millisecond)
+		case retry.again(err):
 			continue
+		default:
+			w.stdout.Close() // as copyOut
+			return
 		}
 		break
 	}

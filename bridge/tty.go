@@ -126,9 +126,13 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 }
 
 // feed writes the input FIFO to the current terminal until close is called
-// or src is closed. With no terminal, input waits in the FIFO.
+// or src is closed. With no terminal, input waits in the FIFO. A read that
+// fails is tried again, as readRetry says; should feed give up, input
+// waits in the FIFO from then on.
 func (t *terminal) feed() {
 	buf := make([]byte, ttyChunk)
+	retry := readRetry{log: t.cfg.Log, what: "reading the input"}
+	defer retry.end()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
@@ -151,10 +155,14 @@ func (t *terminal) feed() {
 				return
 			}
 			if err != nil {
-				t.cfg.Log.Warn("reading the input failed; trying again", "err", err)
 				t.mu.Unlock()
-				time.Sleep(10 * time.Millisecond)
+				again := retry.again(err)
 				t.mu.Lock()
+				if !again {
+					return // the input waits in its FIFO
+				}
+			} else {
+				retry.ok()
 			}
 			continue
 		}
@@ -178,8 +186,11 @@ func (t *terminal) feed() {
 // copyOut moves the terminal's output to the output FIFO until the
 // terminal has no process left on it (EIO, after the last byte), or until
 // unwire asks it to finish; then it copies what the terminal still holds.
+// Other errors are tried again, as readRetry says.
 func (t *terminal) copyOut(w *ttyWiring) {
 	buf := make([]byte, ttyChunk)
+	retry := readRetry{log: t.cfg.Log, what: "reading the child's terminal"}
+	defer retry.end()
 	for {
 		n, err := fifo.SpinRead(w.output, buf)
 		if n > 0 {
@@ -193,13 +204,15 @@ func (t *terminal) copyOut(w *ttyWiring) {
 		}
 		switch {
 		case err == nil:
+			retry.ok()
 			continue
 		case errors.Is(err, syscall.EIO), errors.Is(err, io.EOF):
 			return // no process has the terminal any more
-		case !w.unwiring.Load():
-			t.cfg.Log.Warn("reading the child's terminal failed; trying again", "err", err)
-			time.Sleep(10 * time.Millisecond)
+		case w.unwiring.Load():
+		case retry.again(err):
 			continue
+		default:
+			return // the terminal is closed with its child
 		}
 		break
 	}

@@ -1,14 +1,12 @@
 package bridge
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
+	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -24,59 +22,58 @@ const maxWinsize = 64
 
 // watchWinsize resizes t's terminals to the size written into DIR/winsize,
 // until done is closed. The directory is watched through its descriptor
-// (the /proc/self/fd link names the opened directory, not a path that
-// could be swapped), so the file may be written in place, made, or renamed
-// there. It is read with Dir.OpenFile: a regular file, no link followed.
-// Text that does not parse is ignored, logged once for as long as the file
+// (Dir.Watch), also once DIR was moved, so the file may be written in
+// place, made, or renamed there; an event only says when to look, and the
+// file is read with Dir.OpenFile: a regular file, no link followed. Text
+// that does not parse is ignored, logged once for as long as the file
 // holds it; an empty file is not a size yet and ignored quietly.
 func (t *terminal) watchWinsize(dir *fifo.Dir, done <-chan struct{}) {
 	log := t.cfg.Log
-	w, err := fifo.NewWatcher()
+	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		log.Warn("cannot watch for window sizes: "+winsizeName+" is not read", "err", err)
 		return
 	}
-	defer w.Close()
-	if _, err := w.Add(fmt.Sprintf("/proc/self/fd/%d", dir.Fd()), winsizeEvents); err != nil {
-		log.Warn("cannot watch for window sizes: "+winsizeName+" is not read", "dir", dir.Path(), "err", err)
+	defer w.Close() // waits for fsnotify's reader goroutine
+	watched, err := dir.Watch(w)
+	if err != nil {
+		log.Warn("cannot watch for window sizes: "+winsizeName+" is not read", "err", err)
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // done ends the wait for events
-		defer wg.Done()
-		select {
-		case <-done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	defer wg.Wait()
-	defer cancel()
+	file := watched + "/" + winsizeName
 	bad := "" // the text last logged as not a size
 	for {
-		evs, err := w.Next(ctx)
-		if ctx.Err() != nil {
+		select {
+		case <-done:
 			return
-		}
-		if err != nil {
-			log.Warn("cannot watch for window sizes any more: "+winsizeName+" is not read", "err", err)
-			return
-		}
-		for _, ev := range evs {
-			// An overflow of the event queue may have lost one for the file.
-			if ev.Name == winsizeName && ev.Mask&winsizeEvents != 0 || ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-				bad = t.applyWinsize(dir, bad)
-				break
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
 			}
+			switch {
+			case ev.Name == file && (ev.Has(fsnotify.Write) || ev.Has(fsnotify.Create)):
+				bad = t.applyWinsize(dir, bad)
+			case ev.Name == watched && ev.Has(fsnotify.Rename):
+				// fsnotify ends the watch of a directory that moved; the
+				// descriptor still names it.
+				if _, err := dir.Watch(w); err != nil {
+					log.Warn("cannot watch for window sizes any more: "+winsizeName+" is not read", "err", err)
+					return
+				}
+				bad = t.applyWinsize(dir, bad) // written before the watch was back
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				log.Warn("cannot watch for window sizes any more: "+winsizeName+" is not read", "err", err)
+				return
+			}
+			bad = t.applyWinsize(dir, bad) // the file's event may be among those lost
 		}
 	}
 }
-
-// winsizeEvents are the events of DIR that may bring a new size: the
-// file written (IN_MODIFY), made, or renamed there.
-const winsizeEvents = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO
 
 // applyWinsize resizes the terminals to the size in DIR/winsize. What
 // cannot be used is logged unless it is bad, what was logged last; it

@@ -3,6 +3,7 @@ package child
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -108,7 +109,7 @@ func under(path, root string) (string, bool) {
 // OwnCgroup returns the directory of the agent's own cgroup v2, from
 // /proc/self/cgroup and /proc/self/mountinfo.
 func OwnCgroup() (string, error) {
-	cg, err := readFile("/proc/self/cgroup")
+	cg, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("read own cgroup: %w", err)
 	}
@@ -119,7 +120,7 @@ func OwnCgroup() (string, error) {
 	if deleted {
 		return "", fmt.Errorf("%w: the agent's cgroup %s was removed", ErrNoCgroup2, path)
 	}
-	mi, err := readFile("/proc/self/mountinfo")
+	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", fmt.Errorf("read mounts: %w", err)
 	}

@@ -4,37 +4,39 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/fsnotify/fsnotify"
 )
 
 // emptyRecheck bounds each wait for a change of cgroup.events, so that a
-// missed notification costs at most this much.
-const emptyRecheck = 100 * time.Millisecond
+// missed notification costs at most this much. emptyPoll is how often the
+// file is read without a watch (no inotify instance left to the user).
+const (
+	emptyRecheck = 100 * time.Millisecond
+	emptyPoll    = 10 * time.Millisecond
+)
 
 // WaitEmpty waits until no process runs in the cgroup (cgroup.events says
 // "populated 0") or until deadline, and reports whether it is empty.
 func (c *Cgroup) WaitEmpty(deadline time.Time) bool { return waitEmpty(c.path, deadline) }
 
-// waitEmpty watches cgroup.events with inotify, which the kernel notifies
-// (IN_MODIFY) when populated changes; without inotify it polls.
+// waitEmpty watches cgroup.events (fsnotify), which the kernel notifies
+// (IN_MODIFY) when populated changes; an event only says when to read the
+// file again. Without a watch it reads the file every emptyPoll.
 func waitEmpty(path string, deadline time.Time) bool {
 	if !populated(path) {
-		return true // no inotify descriptor to make and close, the slow part
+		return true // no watcher to make and close, the slow part
 	}
-	events := filepath.Join(path, "cgroup.events")
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err == nil {
-		if _, err := unix.InotifyAddWatch(fd, events, unix.IN_MODIFY); err != nil {
-			unix.Close(fd)
-			fd = -1
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	every := emptyPoll
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close() // waits for fsnotify's reader goroutine
+		if w.Add(filepath.Join(path, "cgroup.events")) == nil {
+			events, errs, every = w.Events, w.Errors, emptyRecheck
 		}
-	} else {
-		fd = -1
 	}
-	if fd >= 0 {
-		defer unix.Close(fd)
-	}
-	var buf [4096]byte
+	t := time.NewTimer(every)
+	defer t.Stop()
 	for {
 		if !populated(path) {
 			return true
@@ -43,14 +45,11 @@ func waitEmpty(path string, deadline time.Time) bool {
 		if left <= 0 {
 			return false
 		}
-		wait := min(left, emptyRecheck)
-		if fd < 0 {
-			time.Sleep(min(wait, 10*time.Millisecond))
-			continue
-		}
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, _ := unix.Poll(pfd, int(wait.Milliseconds())+1); n > 0 {
-			unix.Read(fd, buf[:]) // drain; the file itself says what changed
+		t.Reset(min(left, every))
+		select {
+		case <-events: // a nil channel (no watch) never delivers
+		case <-errs:
+		case <-t.C:
 		}
 	}
 }

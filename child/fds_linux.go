@@ -2,6 +2,7 @@ package child
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -25,12 +26,12 @@ func MarkInheritedCloseOnExec() error {
 			}
 		}
 	}
-	names, err := dirNames("/proc/self/fd")
+	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("list /proc/self/fd: %w", err)
 	}
-	for _, name := range names {
-		fd, err := strconv.Atoi(name)
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
 		if err != nil || fd <= 2 {
 			continue
 		}
@@ -44,9 +45,9 @@ func MarkInheritedCloseOnExec() error {
 
 // CountDescriptors returns how many descriptors the process has open.
 func CountDescriptors() int {
-	names, err := dirNames("/proc/self/fd")
+	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return -1
 	}
-	return len(names) - 1 // less the directory itself
+	return len(ents) - 1 // less the directory itself
 }

@@ -6,10 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readFile reads a small file of /proc or of a cgroup with bare system
-// calls. os.ReadFile and os.Open also stat the file and try to hand it to
-// the runtime's poller, which such files cannot use: four to six calls
-// more each time, and the agent reads some of them for every child.
+// readFile reads a small file of /proc or of a cgroup. It is written by
+// hand, not os.ReadFile, for one reason a test shows: its open goes
+// through the descriptor reserve (openReserved), so that an agent whose
+// descriptors have run out can still read what a tree stop needs
+// (TestStopOutOfDescriptors); os.ReadFile would fail with EMFILE there.
 func readFile(path string) ([]byte, error) {
 	fd, err := open(path, unix.O_RDONLY)
 	if err != nil {

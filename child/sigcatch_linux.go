@@ -62,10 +62,10 @@ func pinThreads() (restore func()) {
 
 // threads lists the thread ids of the process.
 func threads() []int {
-	names, _ := dirNames("/proc/self/task")
-	tids := make([]int, 0, len(names))
-	for _, n := range names {
-		if tid, err := strconv.Atoi(n); err == nil {
+	ents, _ := os.ReadDir("/proc/self/task")
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
 			tids = append(tids, tid)
 		}
 	}

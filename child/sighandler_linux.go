@@ -14,9 +14,13 @@ const (
 // goroutine's context that a signal may interrupt at any instruction.
 
 // reservedHandler returns at once.
+//
+//lint:ignore U1000 reservedPCs takes its address in assembly
 func reservedHandler()
 
 // reservedRestorer ends a handler with rt_sigreturn(2).
+//
+//lint:ignore U1000 reservedPCs takes its address in assembly
 func reservedRestorer()
 
 // reservedPCs returns the entry points of reservedHandler and

@@ -70,7 +70,7 @@ func InheritedSignals() (*SignalState, error) {
 
 // ignoredMask is SigIgn of /proc/thread-self/status: bit N-1 is signal N.
 func ignoredMask() (uint64, error) {
-	b, err := readFile("/proc/thread-self/status")
+	b, err := os.ReadFile("/proc/thread-self/status")
 	if err != nil {
 		return 0, fmt.Errorf("read ignored signals: %w", err)
 	}

@@ -106,7 +106,10 @@ func (a *fakeAgent) openReply(req protocol.Parsed) *os.File {
 func writeStatus(t *testing.T, dir string, pid int, state string) {
 	t.Helper()
 	now := time.Now().UTC()
-	require.NoError(t, status.Write(filepath.Join(dir, "status.json"), status.Status{PID: pid, Mode: "exec", State: state, StartedAt: now, UpdatedAt: now}))
+	d, err := fifo.OpenDir(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, status.WriteAt(d, "status.json", status.Status{PID: pid, Mode: "exec", State: state, StartedAt: now, UpdatedAt: now}, 0o644))
 }
 
 // checkLeaks fails t unless, when it ends, the process has the descriptors

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/randname"
 )
 
 // replyFIFO is send's private reply FIFO in DIR/replies. It is read through
@@ -28,10 +29,7 @@ type replyFIFO struct {
 // never listed: a user who may enter DIR and create files in replies/
 // (mode 1733) needs nothing more.
 func makeReply(dir string) (*replyFIFO, error) {
-	name, err := randomName()
-	if err != nil {
-		return nil, err
-	}
+	name := randname.New()
 	replies, err := enterReplies(dir)
 	if err != nil {
 		return nil, err

@@ -2,34 +2,13 @@ package client
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/fifobridge/fifobridge/protocol"
-	"golang.org/x/sys/unix"
 )
-
-// randomName returns 128 random bits in hex: a reply FIFO name or request
-// id nobody can guess. They come from getrandom(2), which is what
-// crypto/rand reads on Linux; linking crypto/rand would make every start
-// of the agent, the same binary, initialise the crypto packages.
-func randomName() (string, error) {
-	var b [16]byte
-	for n := 0; n < len(b); {
-		m, err := unix.Getrandom(b[n:], 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("read random bits: %w", err)
-		}
-		n += m
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 // requestLine encodes one request as it is written to the input FIFO (args,
 // when there are any, in order):

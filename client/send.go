@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/randname"
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
@@ -73,10 +74,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("request id is %d bytes, longer than %d", len(id), protocol.MaxIDLen)
 	}
 	if id == "" {
-		var err error
-		if id, err = randomName(); err != nil {
-			return Result{}, err
-		}
+		id = randname.New()
 	}
 	reply, err := makeReply(o.Dir)
 	if err != nil {

@@ -47,8 +47,6 @@ func (s *sent) wait(t *testing.T) *sent {
 	}
 }
 
-func code(n int) *int { return &n }
-
 func TestSendRelaysOwnFrames(t *testing.T) {
 	checkLeaks(t)
 	dir := newDir(t)

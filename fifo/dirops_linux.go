@@ -199,32 +199,14 @@ func (d *Dir) Rename(from, to string) error {
 }
 
 // Create makes the regular file name of d, which must not exist yet, with
-// mode perm less the umask, and returns a bare write-only descriptor of it
-// (O_CLOEXEC), never following a link. It is for a small write and a
-// close: an *os.File would spend two calls on the runtime's poller, which
-// a regular file cannot use, and one on a stat.
-func (d *Dir) Create(name string, perm os.FileMode) (int, error) {
+// mode perm less the umask, and opens it write-only, never following a
+// link.
+func (d *Dir) Create(name string, perm os.FileMode) (*os.File, error) {
 	fd, err := d.openat(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, unixMode(perm))
 	if err != nil {
-		return -1, &os.PathError{Op: "create", Path: d.Join(name), Err: err}
+		return nil, &os.PathError{Op: "create", Path: d.Join(name), Err: err}
 	}
-	return fd, nil
-}
-
-// Exchange swaps the entries a and b of d atomically (renameat2 with
-// RENAME_EXCHANGE): both must exist, and links are swapped, not followed.
-// File systems without it fail with EINVAL.
-func (d *Dir) Exchange(a, b string) error {
-	if err := checkName(a); err != nil {
-		return err
-	}
-	if err := checkName(b); err != nil {
-		return err
-	}
-	if err := unix.Renameat2(d.Fd(), a, d.Fd(), b, unix.RENAME_EXCHANGE); err != nil {
-		return &os.LinkError{Op: "exchange", Old: d.Join(a), New: d.Join(b), Err: err}
-	}
-	return nil
+	return os.NewFile(uintptr(fd), d.Join(name)), nil
 }
 
 // OpenFile opens the entry name of d as a regular file with flag (O_CREAT

@@ -27,7 +27,10 @@
 //   - A path that exists but is not a FIFO is reported as ErrNotFIFO and is
 //     never removed, truncated or written.
 //   - No open here blocks: opens are O_NONBLOCK. Wait, which sleeps on
-//     inotify until a FIFO appears, takes a context.
+//     inotify (fsnotify) until a FIFO appears, takes a context, and closes
+//     its watcher, whose Close waits for the watcher's goroutine.
+//   - Dir.Watch watches a Dir through its descriptor, never a path; an
+//     event only says when to look again through the Dir.
 //   - Source and Sink are the agent's long-lived ends of the input and output
 //     FIFOs. Both are opened O_RDWR, so a Source never reads EOF when writers
 //     come and go (and never spins), and a Sink never gets EPIPE when readers

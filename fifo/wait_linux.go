@@ -7,60 +7,101 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/fsnotify/fsnotify"
 )
 
 // Wait returns when a FIFO exists at path, or an error when ctx is done or
-// something else (ErrNotFIFO) is there. It sleeps on inotify events of the
-// parent directory; while that directory is missing too, it watches the
-// nearest ancestor that exists. Only entries made or moved there, and the
-// directory itself going, wake it: not writes into FIFOs next to path.
+// something else is there (ErrNotFIFO, a link: ErrSymlink). It sleeps on
+// the inotify events (fsnotify) of the path's directory; while that
+// directory is missing too, of its nearest ancestor that exists. Each
+// directory is opened as EnterDir does and watched through its descriptor
+// (Dir.Watch), and the FIFO is looked for through that descriptor too: an
+// event only says when to look again. Writes into FIFOs next to path wake
+// the watcher but not a new look.
 func Wait(ctx context.Context, path string) error {
-	w, err := NewWatcher()
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("wait for fifo %s: %w", path, err)
 	}
-	defer w.Close()
-
-	watched, wd := "", -1
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("wait for fifo %s: %w", path, err)
+	}
+	defer w.Close() // waits for fsnotify's reader goroutine
 	for {
-		dir := nearestDir(filepath.Dir(path))
-		if dir != watched {
-			if wd >= 0 {
-				w.Remove(wd)
-			}
-			if wd, err = w.Add(dir, waitEvents); err != nil {
-				return fmt.Errorf("wait for fifo %s: %w", path, err)
-			}
-			watched = dir
-		}
-		// Look only after the watch is in place, so no creation is missed.
-		if _, err := os.Lstat(path); err == nil {
-			return Check(path)
-		} else if !errors.Is(err, os.ErrNotExist) {
+		found, err := look(ctx, w, abs)
+		if err != nil {
 			return fmt.Errorf("wait for fifo %s: %w", path, err)
 		}
-		if _, err := w.Next(ctx); err != nil {
-			return fmt.Errorf("wait for fifo %s: %w", path, err)
+		if found {
+			return nil
 		}
 	}
 }
 
-// waitEvents are what Wait wakes for in the directory it watches: an
-// entry made or moved in (the FIFO, or a missing directory on its path),
-// or the directory itself removed or moved (IN_IGNORED comes anyway).
-const waitEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+// look watches the directory of abs, or its nearest ancestor that exists,
+// and reports whether the FIFO is there; if nothing is there yet, it
+// waits for a change of that directory before it returns.
+func look(ctx context.Context, w *fsnotify.Watcher, abs string) (found bool, err error) {
+	d, parent, err := nearestDir(filepath.Dir(abs))
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	name, err := d.Watch(w)
+	if err != nil {
+		return false, err
+	}
+	// Gone already when the kernel ended the watch (the directory went).
+	defer w.Remove(name)
+	// Look only once the watch is in place, so no creation is missed.
+	if parent {
+		err := d.Check(filepath.Base(abs))
+		if !errors.Is(err, os.ErrNotExist) {
+			return err == nil, err
+		}
+	}
+	return false, nextChange(ctx, w)
+}
 
-// nearestDir returns dir, or its nearest ancestor that exists.
-func nearestDir(dir string) string {
+// nextChange waits until an entry of a watched directory is made, moved
+// or removed, or the directory itself is (or an event may have been lost),
+// and returns nil; or returns ctx's error, or the watcher's.
+func nextChange(ctx context.Context, w *fsnotify.Watcher) error {
 	for {
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			return dir
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.Events:
+			if !ok {
+				return fsnotify.ErrClosed
+			}
+			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				return nil
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return fsnotify.ErrClosed
+			}
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return err
+			}
+			return nil // the event looked for may be among those lost
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return dir
+	}
+}
+
+// nearestDir enters dir, or, while it does not exist, its nearest ancestor
+// that does; parent says whether it is dir itself. Any other error (a
+// link refused, a file on the way) ends the wait.
+func nearestDir(dir string) (d *Dir, parent bool, err error) {
+	for cur := dir; ; cur = filepath.Dir(cur) {
+		d, err := EnterDir(cur)
+		if err == nil {
+			return d, cur == dir, nil
 		}
-		dir = parent
+		if !errors.Is(err, os.ErrNotExist) || cur == "/" {
+			return nil, false, err
+		}
 	}
 }

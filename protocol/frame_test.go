@@ -90,6 +90,41 @@ func BenchmarkAppendDataFrame(b *testing.B) {
 	}
 }
 
+// BenchmarkMarshalDataFrame is BenchmarkAppendDataFrame done with
+// encoding/json, as jsonstr's doc comment compares them.
+func BenchmarkMarshalDataFrame(b *testing.B) {
+	data := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 1500) // ~64 KiB
+	benchmarkMarshal(b, data)
+}
+
+// BenchmarkAppendSmallFrame and BenchmarkMarshalSmallFrame encode the
+// frame of a short line, as an interactive child writes them.
+func BenchmarkAppendSmallFrame(b *testing.B) {
+	data := []byte("hello\n")
+	var buf []byte
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendData(buf[:0], "r1", FrameStdout, data)
+	}
+}
+
+func BenchmarkMarshalSmallFrame(b *testing.B) { benchmarkMarshal(b, []byte("hello\n")) }
+
+func benchmarkMarshal(b *testing.B, data []byte) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := enc.Encode(Frame{ID: "r1", Type: FrameStdout, Data: string(data)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkDecodeFrame(b *testing.B) {
 	data := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 1500)
 	line := AppendData(nil, "r1", FrameStdout, data)

@@ -75,10 +75,6 @@ func (l *LineReader) over(chunk []byte) bool {
 	return n > l.max
 }
 
-// Buffered reports whether the reader holds bytes it has read ahead, so that
-// Next may return a line without reading.
-func (l *LineReader) Buffered() bool { return l.r.Buffered() > 0 }
-
 // Rest returns what the reader holds beyond the lines it returned: a line
 // cut short, and bytes read ahead.
 func (l *LineReader) Rest() []byte {

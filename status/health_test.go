@@ -11,12 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// writeFile writes the status file at path with mode 0644.
+func writeFile(t *testing.T, path string, s Status) {
+	t.Helper()
+	d, err := fifo.OpenDir(filepath.Dir(path), false)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, WriteAt(d, filepath.Base(path), s, 0o644))
+}
+
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "status.json")
 	now := time.Now()
 	write := func(s Status) {
-		require.NoError(t, Write(path, s))
+		writeFile(t, path, s)
 	}
 	require.ErrorContains(t, Check(dir, path, now), "no such file")
 
@@ -61,7 +70,7 @@ func TestCheckCrashLoop(t *testing.T) {
 		for recent := range 5 {
 			s := Status{State: state, UpdatedAt: now}
 			s.Child.Restarts, s.Child.RecentRestarts, s.Child.RestartWindow = recent+7, recent, "1m0s"
-			require.NoError(t, Write(path, s))
+			writeFile(t, path, s)
 			err := Check(dir, path, now)
 			if recent < CrashLoop {
 				require.NoError(t, err, "%s with %d restarts in the window", state, recent)

@@ -67,7 +67,8 @@ func TestWriteRefusesLinks(t *testing.T) {
 
 	// A link in place of the directory, in a shared directory, is refused.
 	require.NoError(t, os.Symlink(filepath.Dir(secret), filepath.Join(dir, "sub")))
-	require.ErrorIs(t, Write(filepath.Join(dir, "sub", "secret"), Status{}), fifo.ErrSymlink)
+	_, err = fifo.OpenDir(filepath.Join(dir, "sub"), false)
+	require.ErrorIs(t, err, fifo.ErrSymlink)
 	requireUntouched(t, secret)
 
 	// Read does not follow a final link.
@@ -194,9 +195,12 @@ func TestLockWaitsOutAProbe(t *testing.T) {
 
 	require.NoError(t, unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB))
 	// The probe lets go after 20 ms, as a slow one might: within probeGrace.
-	released := time.AfterFunc(20*time.Millisecond, func() { unix.Flock(int(probe.Fd()), unix.LOCK_UN) })
-	defer released.Stop()
+	// The test waits for it before probe is closed.
+	fd := int(probe.Fd())
+	unlocked := make(chan struct{})
+	time.AfterFunc(20*time.Millisecond, func() { defer close(unlocked); unix.Flock(fd, unix.LOCK_UN) })
 	f, err := Lock(d, 0o644)
+	<-unlocked
 	require.NoError(t, err, "a probe's shared lock must not make the agent fail")
 	require.NoError(t, f.Close())
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -124,23 +123,16 @@ func (b *bench) compile(cc, src, out string) error {
 	return nil
 }
 
-// goBuild builds the package pkg of the module, statically, into out.
+// goBuild builds the package pkg of the module, statically, into out, with
+// the go command in $PATH (`go run` puts its own first there).
 func (b *bench) goBuild(pkg, out string) error {
-	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = b.root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
 	}
 	return nil
-}
-
-// goTool is the go command: in $PATH, or the one that built this binary.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // moduleRoot is the nearest directory up from the working directory that
