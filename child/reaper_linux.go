@@ -23,6 +23,9 @@ type Reaper struct {
 	stops   uint64            // Stops begun so far, to order them
 	treeMu  sync.Mutex        // held across one attribution and its adoptions
 	orphans uint64            // reaped processes nobody started
+	forking int               // forks under way: an unknown exited pid, or an unknown child in /proc, may be theirs
+	forked  *sync.Cond        // on mu: broadcast when a fork under way has registered its child
+	held    bool              // reap left an unknown pid for a fork under way
 
 	sigs  chan os.Signal
 	spawn chan spawnRequest
@@ -48,6 +51,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 		quit:    make(chan struct{}),
 		procPID: procSelfPID(),
 	}
+	r.forked = sync.NewCond(&r.mu)
 	if os.Getpid() != 1 {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			log.Warn("cannot become a child subreaper; orphans of children will not be reaped here", "err", err)
@@ -125,13 +129,30 @@ func (r *Reaper) reapLoop() {
 
 // reap collects every exited child; several exits may share one SIGCHLD.
 // It holds mu across each wait4: whoever holds mu and finds a started child
-// unreaped knows its pid (and so its group's id) still names it, and Start
-// registers a child, pidfd and all, before the child can be reaped.
+// unreaped knows its pid (and so its group's id) still names it. mu is not
+// held across a fork: while one is under way, an exited pid that is not
+// registered may be the new child's, so reap leaves it a zombie (it looks
+// with WNOWAIT first) until fork has registered its child, pidfd and all,
+// and reaps again.
 func (r *Reaper) reap() {
 	for {
 		var ws unix.WaitStatus
 		r.mu.Lock()
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		target := -1
+		if r.forking > 0 {
+			next, ok := exitedChild()
+			if !ok {
+				r.mu.Unlock()
+				return
+			}
+			if r.running[next] == nil {
+				r.held = true // fork reaps again once it has registered its child
+				r.mu.Unlock()
+				return
+			}
+			target = next
+		}
+		pid, err := unix.Wait4(target, &ws, unix.WNOHANG, nil)
 		var p *Process
 		if err == nil && pid > 0 {
 			if p = r.running[pid]; p != nil {

@@ -241,7 +241,40 @@ func (r *Reaper) spawnLoop() {
 
 func (r *Reaper) fork(req spawnRequest) spawnResult {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.forking++ // from now until the child is registered, reap leaves unknown pids be
+	r.mu.Unlock()
+	res := r.forkUnlocked(req)
+	r.mu.Lock()
+	r.forking--
+	if res.p != nil {
+		r.running[res.p.Pid] = res.p
+		r.live[res.p] = true
+	}
+	again := r.held && r.forking == 0
+	if again {
+		r.held = false
+	}
+	r.forked.Broadcast()
+	r.mu.Unlock()
+	if again {
+		// What reap left for this fork: the reap loop, the one caller of
+		// wait4, looks again.
+		select {
+		case r.sigs <- syscall.SIGCHLD:
+		default: // it has a look pending already
+		}
+	}
+	return res
+}
+
+// beforeFork, when set (only by tests), runs on the spawn thread just
+// before each fork.
+var beforeFork func()
+
+// forkUnlocked forks and execs req and makes its Process, which fork
+// registers. The reaper leaves every unregistered pid unreaped meanwhile,
+// so the pidfd and the start time are the child's.
+func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 	if req.term != nil {
 		req.attr.Sys.Foreground = false // a retry asks the terminal again
 	}
@@ -249,6 +282,9 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		// The child sets its group in the foreground before exec, with
 		// every signal blocked, so it gets no SIGTTOU for it.
 		req.attr.Sys.Foreground, req.attr.Sys.Ctty = true, req.term.fd
+	}
+	if beforeFork != nil {
+		beforeFork()
 	}
 	pid, err := req.signals.forkWith(func() (int, error) {
 		return forkExec(req.path, req.argv, req.attr)
@@ -260,8 +296,6 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 		return spawnResult{err: err}
 	}
 	leaveWorkDir()
-	// The reaper cannot reap the child before mu is released, so the pidfd
-	// and the start time are the child's.
 	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
 	if req.attr.Sys.Foreground {
 		p.term = req.term
@@ -269,7 +303,5 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	if q, ok := readProc(strconv.Itoa(pid)); ok {
 		p.startTicks = q.start
 	}
-	r.running[pid] = p
-	r.live[p] = true
 	return spawnResult{p: p}
 }

@@ -69,10 +69,15 @@ func (r *Reaper) tree(p *Process) []proc {
 }
 
 // candidates returns p and the other live children: not yet reaped, or
-// being stopped.
+// being stopped. It waits for a fork under way to register its child: a
+// child the caller saw in /proc, that is not registered yet, would
+// otherwise pass for an orphan.
 func (r *Reaper) candidates(p *Process) (target candidate, others []candidate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for r.forking > 0 {
+		r.forked.Wait()
+	}
 	target = p.candidate()
 	for q := range r.live {
 		if q != p {
