@@ -144,12 +144,14 @@ func (r *running) release() {
 }
 
 // endedByTERM says whether a contender's exit is its answer to SIGTERM:
-// killed by it, or exiting 143 as its child was.
+// killed by it, or exiting 143 as its child was, or 129 as a terminal
+// child stopped with HUP (-tty's stop signal) was.
 func endedByTERM(err error) bool {
 	exit, ok := err.(*exec.ExitError)
 	if !ok {
 		return false
 	}
 	ws, ok := exit.Sys().(syscall.WaitStatus)
-	return ok && (ws.Signal() == syscall.SIGTERM || ws.ExitStatus() == 128+int(syscall.SIGTERM))
+	return ok && (ws.Signal() == syscall.SIGTERM || ws.ExitStatus() == 128+int(syscall.SIGTERM) ||
+		ws.ExitStatus() == 128+int(syscall.SIGHUP))
 }
