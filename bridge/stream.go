@@ -33,6 +33,12 @@ type stream struct {
 
 	tty *terminal // with -tty, what replaces feed and cur
 	dir *fifo.Dir // DIR, where -tty finds winsize; nil when it is missing
+
+	// With -prompt (converse_stream.go): the turns, the output FIFO as a
+	// transcript, and DIR/replies for the asks' reply FIFOs.
+	conv    *conversation
+	script  *transcript
+	replies *fifo.Dir
 }
 
 func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func(), dir *fifo.Dir) *stream {
@@ -62,6 +68,9 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		s.tty = newTerminal(cfg, src, sink, poke, idle)
 		s.tty.tee = s.tee
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
+	}
+	if cfg.Prompt != nil {
+		s.converse()
 	}
 	return s
 }
@@ -99,16 +108,22 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
 	}
 
+	stopConv := s.serveConversation(&wg, done)
 	st, err := s.sup.Run(ctx)
 
+	stopConv()
 	close(done)
 	s.feed.close()
 	if s.tty != nil {
 		s.tty.close()
 	}
 	s.src.Close() // wakes the feeder's Read
+	if s.script != nil {
+		s.script.close()
+	}
 	s.sink.Close()
 	wg.Wait()
+	s.closeConversation()
 	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
 		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
 	}
@@ -129,6 +144,9 @@ func (s *stream) forward(done <-chan struct{}) {
 
 // start starts one child on fresh pipes and wires them to the FIFOs.
 func (s *stream) start() (*child.Process, error) {
+	if s.conv != nil {
+		s.conv.started() // before any output: the first prompt counts
+	}
 	if s.tty != nil {
 		return s.tty.start(s.reaper, s.cfg.spec(), s.ctx.Done())
 	}
@@ -147,6 +165,9 @@ func (s *stream) start() (*child.Process, error) {
 	spec := s.cfg.spec()
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	if s.conv != nil {
+		spec.Signals = interruptible(spec.Signals)
+	}
 	if s.cfg.StderrOut {
 		spec.Stderr = childOut // one pipe: the child's own order is kept
 	}
@@ -162,6 +183,9 @@ func (s *stream) start() (*child.Process, error) {
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
+		if s.conv != nil {
+			s.conv.outputEnded()
+		}
 	}()
 	s.feed.attach(stdin, childIn)
 	s.cur = w
@@ -173,6 +197,10 @@ func (s *stream) start() (*child.Process, error) {
 // the pipe. Any other error is logged and the copy goes on: stopping it
 // would leave the child blocked on a full stdout.
 func (s *stream) copyOut(w *wiring) {
+	if s.conv != nil {
+		s.copyConverse(w)
+		return
+	}
 	if s.tee != nil {
 		s.copyTee(w)
 		return
@@ -215,6 +243,9 @@ func (s *stream) exited(p *child.Process, last bool) {
 		giveUp, grace = ctx, 0
 		defer s.lastWords(ctx)
 	}
+	if s.conv != nil {
+		defer s.conv.exited(p.Status(), last) // after its output was copied
+	}
 	if s.tty != nil {
 		s.tty.unwire(giveUp.Done(), grace)
 		return
@@ -225,6 +256,9 @@ func (s *stream) exited(p *child.Process, last bool) {
 // lastWords waits until a reader has taken every byte the output FIFO
 // holds, or ctx is done.
 func (s *stream) lastWords(ctx context.Context) {
+	if s.script != nil {
+		s.script.flushed(ctx.Done())
+	}
 	if s.sink.WaitDrained(ctx) == nil || s.ctx.Err() != nil {
 		return // read, or a stop: that does not wait for a reader
 	}
@@ -279,6 +313,10 @@ func (s *stream) snapshot() status.Status {
 	}
 	if s.tee != nil {
 		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
+	}
+	if s.conv != nil {
+		st.Child.Turn = s.conv.snapshot()
+		st.Transcript = &status.Transcript{Written: s.script.written.Load(), Dropped: s.script.dropped.Load()}
 	}
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{

@@ -56,6 +56,17 @@ func (s *Status) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(t.Rows), 10)
 		b = append(b, '}')
 	}
+	if t := c.Turn; t != nil {
+		b = append(b, `,"turn":{"state":`...)
+		b = jsonstr.Append(b, jsonstr.Valid(t.State))
+		b = append(b, `,"queued":`...)
+		b = strconv.AppendInt(b, int64(t.Queued), 10)
+		b = append(b, `,"answered":`...)
+		b = strconv.AppendUint(b, t.Answered, 10)
+		b = append(b, `,"timed_out":`...)
+		b = strconv.AppendUint(b, t.TimedOut, 10)
+		b = append(b, '}')
+	}
 	r := &s.Requests
 	b = append(b, `},"requests":{"accepted":`...)
 	b = strconv.AppendUint(b, r.Accepted, 10)
@@ -68,6 +79,13 @@ func (s *Status) AppendJSON(b []byte) []byte {
 	b = append(b, '}')
 	if t := s.Tee; t != nil {
 		b = append(b, `,"tee":{"written":`...)
+		b = strconv.AppendUint(b, t.Written, 10)
+		b = append(b, `,"dropped":`...)
+		b = strconv.AppendUint(b, t.Dropped, 10)
+		b = append(b, '}')
+	}
+	if t := s.Transcript; t != nil {
+		b = append(b, `,"transcript":{"written":`...)
 		b = strconv.AppendUint(b, t.Written, 10)
 		b = append(b, `,"dropped":`...)
 		b = strconv.AppendUint(b, t.Dropped, 10)
