@@ -237,7 +237,7 @@ func (s *stream) exited(p *child.Process, last bool) {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
 	}
 	giveUp, grace := s.ctx, flushGrace
-	if last && s.ctx.Err() == nil {
+	if last && s.ctx.Err() == nil && s.conv == nil { // a transcript never waits for its reader
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StopTimeout)
 		defer cancel()
 		giveUp, grace = ctx, 0
