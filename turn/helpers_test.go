@@ -37,14 +37,3 @@ func (c *clockReplay) ask(input string, quiet time.Duration) *turnResult {
 
 // settle waits out the quiet period.
 func (c *clockReplay) settle() *clockReplay { return c.after(time.Second) }
-
-// kindsOf is the kinds a byte of the output got, End left out.
-func (r *replay) kindsOf(from, to int) []Kind {
-	var ks []Kind
-	for _, k := range r.kinds {
-		if k != End {
-			ks = append(ks, k)
-		}
-	}
-	return ks[from:to]
-}

@@ -4,15 +4,24 @@ package turn
 // child showed for a later line of the input: such prompts are short.
 const maxOwedScan = 64
 
+// maxOwedLines is how many answer lines in a row are searched for such a
+// prompt: a child shows it when it reads the next line, soon after the
+// answer to the one before. It bounds the cost of a long answer to input
+// whose prompts never show.
+const maxOwedLines = 256
+
 // answer hands on the current line's first k runs as the turn's answer,
 // less the prompts at its start that the child showed for the input's
 // later lines (on pipes, "for ...:\n    print(i)\n\n" gives "... ... 0"):
 // those are Prompt. The echo, when the terminal shows it, carries those
-// prompts itself.
+// prompts itself. They are looked for in up to maxOwedLines lines after
+// the last one found.
 func (t *Tracker) answer(k int) {
-	if t.owed > 0 && t.ln.start && !t.exp.pending() {
+	if t.owed > 0 && t.owedLook > 0 && t.ln.start && !t.exp.pending() {
 		m, shown := t.owedPrompts(t.ln.vis, maxOwedScan)
+		t.owedLook--
 		if shown > 0 {
+			t.owedLook = maxOwedLines
 			n := t.ln.shown(m)
 			before := len(t.ln.runs)
 			j := t.ln.split(n)

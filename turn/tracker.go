@@ -40,6 +40,7 @@ type Tracker struct {
 	// The turn in progress.
 	exp       echoExpect
 	owed      int // prompts the child may still show for the input's later lines
+	owedLook  int // answer lines still to be searched for them
 	turnQuiet time.Duration
 	begun     time.Time
 }
@@ -109,7 +110,7 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 	t.state, t.begun, t.turnQuiet = stTurn, now, max(quiet, 0)
 	t.fresh, t.armed = false, false
 	t.exp.reset(input, t.echo, t.terminal)
-	t.owed = max(t.exp.count()-1, 0)
+	t.owed, t.owedLook = max(t.exp.count()-1, 0), maxOwedLines
 	return t.result()
 }
 
@@ -172,5 +173,5 @@ func (t *Tracker) Closed() bool { return t.state == stClosed }
 // endTurn forgets the turn in progress.
 func (t *Tracker) endTurn() {
 	t.exp.reset(nil, false, false)
-	t.owed, t.turnQuiet = 0, 0
+	t.owed, t.owedLook, t.turnQuiet = 0, 0, 0
 }

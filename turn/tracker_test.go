@@ -531,3 +531,29 @@ func TestOutputUnchanged(t *testing.T) {
 		t.Errorf("segments share memory with the argument: %q", got)
 	}
 }
+
+// TestEchoModes: EchoOff keeps a terminal's echo in the answer; EchoOn
+// removes a child's own echo on pipes.
+func TestEchoModes(t *testing.T) {
+	for _, c := range []struct {
+		tty    bool
+		mode   EchoMode
+		out    string
+		answer string
+	}{
+		{true, EchoOff, "x\r\nX\r\n", "x\nX\n"},
+		{false, EchoOn, "x\nX\n", "X\n"},
+		{false, EchoAuto, "x\nX\n", "x\nX\n"},
+	} {
+		r := newReplay(t, Config{Prompt: regexp.MustCompile(`^> $`), Terminal: c.tty, Echo: c.mode})
+		now := r.t0
+		r.output([]byte("> "), now)
+		now = now.Add(time.Second)
+		r.begin("x\n", 0, now)
+		r.output([]byte(c.out+"> "), now)
+		r.finish()
+		if got := r.turns[0]; !got.ended || got.answer.String() != c.answer {
+			t.Errorf("terminal %v, echo mode %d: answer %q (ended %v), want %q", c.tty, c.mode, got.answer.String(), got.ended, c.answer)
+		}
+	}
+}
