@@ -256,9 +256,6 @@ func (s *stream) exited(p *child.Process, last bool) {
 // lastWords waits until a reader has taken every byte the output FIFO
 // holds, or ctx is done.
 func (s *stream) lastWords(ctx context.Context) {
-	if s.script != nil {
-		s.script.flushed(ctx.Done())
-	}
 	if s.sink.WaitDrained(ctx) == nil || s.ctx.Err() != nil {
 		return // read, or a stop: that does not wait for a reader
 	}

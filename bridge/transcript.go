@@ -24,7 +24,6 @@ type transcript struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	buf     []byte
-	writing bool // run holds a chunk it is writing
 	closed  bool
 	written atomic.Uint64
 	dropped atomic.Uint64
@@ -64,12 +63,11 @@ func (t *transcript) run() {
 			t.mu.Unlock()
 			return
 		}
-		t.buf, t.writing = spare[:0], true
+		t.buf = spare[:0]
 		t.mu.Unlock()
 		n, err := t.sink.Write(chunk)
 		t.written.Add(uint64(n))
 		t.mu.Lock()
-		t.writing = false
 		if err != nil {
 			t.dropped.Add(uint64(len(chunk) - n + len(t.buf)))
 			t.buf, t.closed = nil, true
@@ -77,33 +75,6 @@ func (t *transcript) run() {
 		t.cond.Broadcast()
 		t.mu.Unlock()
 		spare = chunk
-	}
-}
-
-// flushed waits until everything offered so far was written or dropped,
-// or done is closed: a last child's words wait for a reader as long as
-// plain stream mode's do.
-func (t *transcript) flushed(done <-chan struct{}) {
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-done:
-			t.mu.Lock()
-			t.cond.Broadcast()
-			t.mu.Unlock()
-		case <-stop:
-		}
-	}()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for (len(t.buf) > 0 || t.writing) && !t.closed {
-		select {
-		case <-done:
-			return
-		default:
-		}
-		t.cond.Wait()
 	}
 }
 
