@@ -105,9 +105,13 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
-	var m mode = newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
+	var m mode
 	if cfg.Mode == "exec" {
 		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
+	} else {
+		st := newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
+		st.replies = a.replies // with -prompt, for the asks
+		m = st
 	}
 	a.setSource(m.snapshot)
 	return m.run(ctx)

@@ -3,6 +3,7 @@ package bridge
 import (
 	"log/slog"
 	"os"
+	"regexp"
 	"syscall"
 	"time"
 
@@ -56,6 +57,10 @@ type Config struct {
 	// stdout (-stderr out), so its errors reach the output FIFO in its own
 	// order; otherwise the child's stderr is the agent's.
 	StderrOut bool
+	// Prompt, if set, makes the stream child a conversation (-prompt): the
+	// agent follows its turns, serves DIR/ask, and the output FIFO is a
+	// transcript that never holds the child back (see converse.go).
+	Prompt *regexp.Regexp
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.

@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -32,10 +33,19 @@ func (e *execMode) unanswerable(req protocol.Parsed, lineErr, openErr error) {
 	}
 	e.cfg.Log.Warn("request not answered: its reply fifo cannot be opened", "id", req.ID, "err", openErr)
 	defer e.poke()
-	if e.replies == nil || errors.Is(openErr, fifo.ErrNoReader) {
+	if e.replies != nil {
+		dropUnanswerable(e.cfg.Log, e.replies, req.Reply, openErr)
+	}
+}
+
+// dropUnanswerable removes the name of a reply FIFO that is there but that
+// the agent may not or cannot open (openErr), so that its sender learns at
+// once that no answer will come. A FIFO without a reader is left alone.
+func dropUnanswerable(log *slog.Logger, replies *fifo.Dir, name string, openErr error) {
+	if errors.Is(openErr, fifo.ErrNoReader) {
 		return
 	}
-	if err := e.replies.RemoveFIFO(req.Reply); err != nil {
-		e.cfg.Log.Warn("cannot remove the reply fifo that could not be opened", "id", req.ID, "err", err)
+	if err := replies.RemoveFIFO(name); err != nil {
+		log.Warn("cannot remove the reply fifo that could not be opened", "reply", name, "err", err)
 	}
 }

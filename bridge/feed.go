@@ -24,6 +24,11 @@ type feeder struct {
 	back    *os.File // the same pipe's read end, kept to recover leftovers
 	busy    bool     // a splice or write to stdin is under way
 	closed  bool
+	turns   int // writeTurn calls waiting or under way: run waits for them
+
+	// typed, if set, is told when bytes from the input FIFO went to a
+	// child (a conversation's child is then busy).
+	typed func()
 
 	clock *idleClock // told of every byte read from src
 }
@@ -39,7 +44,7 @@ func (f *feeder) run() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
-		for f.stdin == nil && !f.closed {
+		for (f.stdin == nil || f.turns > 0) && !f.closed {
 			f.cond.Wait()
 		}
 		if f.closed {
@@ -57,6 +62,9 @@ func (f *feeder) run() {
 			var moved int
 			if moved, err = f.src.SpliceTo(w, fifo.PipeSize); moved > 0 {
 				f.clock.touch()
+			}
+			if moved > 0 && f.typed != nil {
+				f.typed()
 			}
 		}
 		f.mu.Lock()
@@ -114,4 +122,44 @@ func (f *feeder) held() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.pending)
+}
+
+// errNoInput is writeTurn's error once the feeder is closed.
+var errNoInput = errors.New("the agent is stopping: no child takes input")
+
+// writeTurn writes p whole to the attached child's stdin between two of
+// run's moves, so that it never lands inside one chunk of the input
+// FIFO's bytes; it waits for a child to be attached, and for the input
+// taken back from the last one to go first. It fails once the feeder is
+// closed, or when the child is detached while p is written.
+func (f *feeder) writeTurn(p []byte) error {
+	f.mu.Lock()
+	f.turns++
+	f.src.Wake() // a splice waiting for input gives way
+	for (f.stdin == nil || f.busy || len(f.pending) > 0) && !f.closed {
+		if f.stdin != nil && len(f.pending) > 0 && !f.busy {
+			break // the leftovers go first: run does not wait for them
+		}
+		f.cond.Wait()
+	}
+	if f.closed {
+		f.turns--
+		f.cond.Broadcast()
+		f.mu.Unlock()
+		return errNoInput
+	}
+	w := f.stdin
+	f.busy = true
+	if len(f.pending) > 0 {
+		p = append(f.pending, p...)
+		f.pending = nil
+	}
+	f.mu.Unlock()
+	_, err := w.Write(p)
+	f.mu.Lock()
+	f.busy = false
+	f.turns--
+	f.cond.Broadcast()
+	f.mu.Unlock()
+	return err
 }

@@ -44,6 +44,9 @@ func (a *agent) prepareCreate() error {
 			return err
 		}
 	}
+	if err := a.prepareAsk(); err != nil {
+		return err
+	}
 	if a.inDir, err = a.openDir(filepath.Dir(cfg.In), true); err != nil {
 		return err
 	}
@@ -118,7 +121,7 @@ func (a *agent) prepareWaitDir() error {
 		return err
 	}
 	if a.cfg.Mode != "exec" {
-		return nil
+		return a.prepareAsk()
 	}
 	// replies/ is not a FIFO: the agent makes it even without -create, so
 	// that it is never a directory somebody else made and can list.
@@ -222,4 +225,25 @@ func (a *agent) closeDirs() {
 	if a.lock != nil {
 		a.lock.Close()
 	}
+}
+
+// prepareAsk makes, with -prompt, DIR/replies and the control FIFO
+// DIR/ask (mode -perm, through DIR's descriptor; removed at exit when the
+// agent made it).
+func (a *agent) prepareAsk() error {
+	if a.cfg.Prompt == nil || a.cfg.Mode != "stream" {
+		return nil
+	}
+	var err error
+	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
+		return err
+	}
+	made, err := a.dir.Make(askName, a.cfg.Perm)
+	if err != nil {
+		return err
+	}
+	if made {
+		a.addCreated(a.dir, askName)
+	}
+	return nil
 }

@@ -33,6 +33,12 @@ type stream struct {
 
 	tty *terminal // with -tty, what replaces feed and cur
 	dir *fifo.Dir // DIR, where -tty finds winsize; nil when it is missing
+
+	// With -prompt (converse_stream.go): the turns, the output FIFO as a
+	// transcript, and DIR/replies for the asks' reply FIFOs.
+	conv    *conversation
+	script  *transcript
+	replies *fifo.Dir
 }
 
 func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func(), dir *fifo.Dir) *stream {
@@ -62,6 +68,9 @@ func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.S
 		s.tty = newTerminal(cfg, src, sink, poke, idle)
 		s.tty.tee = s.tee
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
+	}
+	if cfg.Prompt != nil {
+		s.converse()
 	}
 	return s
 }
@@ -99,16 +108,22 @@ func (s *stream) run(ctx context.Context) (child.ExitStatus, error) {
 		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
 	}
 
+	stopConv := s.serveConversation(&wg, done)
 	st, err := s.sup.Run(ctx)
 
+	stopConv()
 	close(done)
 	s.feed.close()
 	if s.tty != nil {
 		s.tty.close()
 	}
 	s.src.Close() // wakes the feeder's Read
+	if s.script != nil {
+		s.script.close()
+	}
 	s.sink.Close()
 	wg.Wait()
+	s.closeConversation()
 	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
 		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
 	}
@@ -129,6 +144,9 @@ func (s *stream) forward(done <-chan struct{}) {
 
 // start starts one child on fresh pipes and wires them to the FIFOs.
 func (s *stream) start() (*child.Process, error) {
+	if s.conv != nil {
+		s.conv.started() // before any output: the first prompt counts
+	}
 	if s.tty != nil {
 		return s.tty.start(s.reaper, s.cfg.spec(), s.ctx.Done())
 	}
@@ -147,6 +165,9 @@ func (s *stream) start() (*child.Process, error) {
 	spec := s.cfg.spec()
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	if s.conv != nil {
+		spec.Signals = interruptible(spec.Signals)
+	}
 	if s.cfg.StderrOut {
 		spec.Stderr = childOut // one pipe: the child's own order is kept
 	}
@@ -162,6 +183,9 @@ func (s *stream) start() (*child.Process, error) {
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
+		if s.conv != nil {
+			s.conv.outputEnded()
+		}
 	}()
 	s.feed.attach(stdin, childIn)
 	s.cur = w
@@ -175,6 +199,10 @@ func (s *stream) start() (*child.Process, error) {
 // it closes its end of the pipe, so that the child's writes fail rather
 // than wait for a reader that is gone.
 func (s *stream) copyOut(w *wiring) {
+	if s.conv != nil {
+		s.copyConverse(w)
+		return
+	}
 	if s.tee != nil {
 		s.copyTee(w)
 		return
@@ -215,11 +243,14 @@ func (s *stream) exited(p *child.Process, last bool) {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
 	}
 	giveUp, grace := s.ctx, flushGrace
-	if last && s.ctx.Err() == nil {
+	if last && s.ctx.Err() == nil && s.conv == nil { // a transcript never waits for its reader
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StopTimeout)
 		defer cancel()
 		giveUp, grace = ctx, 0
 		defer s.lastWords(ctx)
+	}
+	if s.conv != nil {
+		defer s.conv.exited(p.Status(), last) // after its output was copied
 	}
 	if s.tty != nil {
 		s.tty.unwire(giveUp.Done(), grace)
@@ -285,6 +316,10 @@ func (s *stream) snapshot() status.Status {
 	}
 	if s.tee != nil {
 		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
+	}
+	if s.conv != nil {
+		st.Child.Turn = s.conv.snapshot()
+		st.Transcript = &status.Transcript{Written: s.script.written.Load(), Dropped: s.script.dropped.Load()}
 	}
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{

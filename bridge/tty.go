@@ -31,6 +31,10 @@ type terminal struct {
 	poke func()     // the status changed
 	idle *idleClock // told of every input byte, for -idle-timeout
 	tee  *teeOut    // -tee: offered the terminal's output; or nil
+	// conv and script, with -prompt, take the terminal's output instead of
+	// the output FIFO: the conversation, and the transcript.
+	conv   *conversation
+	script *transcript
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -112,6 +116,9 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 	go func() {
 		defer close(w.copied)
 		t.copyOut(w)
+		if t.conv != nil {
+			t.conv.outputEnded()
+		}
 	}()
 	go func() {
 		defer close(w.watched)
@@ -166,6 +173,10 @@ func (t *terminal) feed() {
 			}
 			continue
 		}
+		if t.busy { // a turn's input is being written
+			t.cond.Wait()
+			continue
+		}
 		t.busy = true
 		pending := t.pending
 		t.mu.Unlock()
@@ -174,6 +185,9 @@ func (t *terminal) feed() {
 		t.busy = false
 		t.pending = t.pending[n:]
 		t.cond.Broadcast()
+		if n > 0 && t.conv != nil {
+			t.conv.typed()
+		}
 		if err != nil && !os.IsTimeout(err) {
 			// The terminal is gone (EIO): wait for the next one.
 			for t.master == m && !t.closed {
@@ -194,7 +208,7 @@ func (t *terminal) copyOut(w *ttyWiring) {
 	for {
 		n, err := fifo.SpinRead(w.output, buf)
 		if n > 0 {
-			if _, werr := t.sink.Write(buf[:n]); werr != nil {
+			if werr := t.deliver(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
 				return
 			}
@@ -233,11 +247,47 @@ func (t *terminal) drain(w *ttyWiring) {
 		if n <= 0 || rerr != nil {
 			return
 		}
-		if _, err := t.sink.Write(buf[:n]); err != nil {
+		if err := t.deliver(buf[:n]); err != nil {
 			t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 			return
 		}
 	}
+}
+
+// deliver passes the terminal's output on: to the output FIFO, waiting
+// while it is full, or with -prompt to the transcript and the
+// conversation, never waiting.
+func (t *terminal) deliver(p []byte) error {
+	if t.conv == nil {
+		_, err := t.sink.Write(p)
+		return err
+	}
+	t.script.offer(p)
+	t.conv.output(p)
+	return nil
+}
+
+// writeTurn writes p whole to the current terminal, between two writes of
+// the input FIFO's bytes; it waits for a terminal, and fails once the
+// terminal is closed or taken away while p is written.
+func (t *terminal) writeTurn(p []byte) error {
+	t.mu.Lock()
+	for (t.master == nil || t.busy) && !t.closed {
+		t.cond.Wait()
+	}
+	if t.closed {
+		t.mu.Unlock()
+		return errNoInput
+	}
+	m := t.master
+	t.busy = true
+	t.mu.Unlock()
+	_, err := m.Write(p)
+	t.mu.Lock()
+	t.busy = false
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	return err
 }
 
 // unwire disconnects the child that ended, once its tree is gone: input

@@ -136,7 +136,7 @@ func (r *relay) frame(line []byte) (protocol.Frame, bool) {
 // handle applies one frame of this request; done says it was the last.
 func (r *relay) handle(f protocol.Frame) (res Result, done bool, err error) {
 	switch f.Type {
-	case protocol.FrameStdout:
+	case protocol.FrameStdout, protocol.FrameAnswer:
 		if _, err := r.stdout.Write(f.Bytes()); err != nil {
 			return Result{}, true, fmt.Errorf("write stdout: %w", err)
 		}
@@ -144,8 +144,10 @@ func (r *relay) handle(f protocol.Frame) (res Result, done bool, err error) {
 		r.stderr.Write(f.Bytes())
 	case protocol.FrameError:
 		return Result{}, true, &RejectedError{Msg: f.Error}
+	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
+		return Result{TimedOut: f.TimedOut}, true, nil
 	case protocol.FrameExit:
-		res = Result{Signal: f.Signal, TimedOut: f.TimedOut}
+		res = Result{Signal: f.Signal, TimedOut: f.TimedOut, Exited: true}
 		if f.Code != nil {
 			res.Code = *f.Code
 		}

@@ -34,6 +34,9 @@ type Result struct {
 	Code     int
 	Signal   string
 	TimedOut bool
+	// Exited says the child ended (an exit frame); for Ask, that the
+	// conversation's child ended during the turn.
+	Exited bool
 }
 
 // Options is one request to send.

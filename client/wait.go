@@ -15,7 +15,18 @@ const waitPoll = 50 * time.Millisecond
 // DIR/in, as a send to a container that is still starting does. It reports
 // whether one does; Send then fails or succeeds as usual.
 func WaitServing(ctx context.Context, dir string, d time.Duration) bool {
-	in := filepath.Join(dir, "in")
+	return waitReader(ctx, filepath.Join(dir, "in"), d)
+}
+
+// WaitAsking is WaitServing for ask: it waits for an agent to read
+// DIR/ask.
+func WaitAsking(ctx context.Context, dir string, d time.Duration) bool {
+	return waitReader(ctx, filepath.Join(dir, "ask"), d)
+}
+
+// waitReader waits at most d, or until ctx is done, for a reader of the
+// FIFO at in.
+func waitReader(ctx context.Context, in string, d time.Duration) bool {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	tick := time.NewTicker(waitPoll)

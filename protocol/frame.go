@@ -29,6 +29,7 @@ type Frame struct {
 	Code       *int   `json:"code,omitempty"`
 	Signal     string `json:"signal,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
+	Ready      bool   `json:"ready,omitempty"`
 	Canceled   bool   `json:"canceled,omitempty"`
 	Killed     bool   `json:"killed,omitempty"`
 	DurationMS *int64 `json:"duration_ms,omitempty"`

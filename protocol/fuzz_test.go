@@ -184,6 +184,13 @@ func FuzzFrames(f *testing.F) {
 		case fr.Signal != strings.ToValidUTF8(signal, "\uFFFD"):
 			t.Fatalf("exit frame decoded to signal %q; want %q", fr.Signal, signal)
 		}
+
+		e := End{TimedOut: flags&1 != 0, DurationMS: ms}
+		fr = decodeOne(t, AppendEnd(nil, id, e))
+		if fr.ID != wantID || fr.Type != FrameEnd || fr.TimedOut != e.TimedOut || fr.Ready == e.TimedOut ||
+			fr.DurationMS == nil || *fr.DurationMS != ms {
+			t.Fatalf("end frame decoded to %+v; want id %q, %+v", fr, wantID, e)
+		}
 	})
 }
 

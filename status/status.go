@@ -36,6 +36,8 @@ type Status struct {
 	Requests   Requests    `json:"requests"`
 	// Tee counts the -tee copy's bytes (stream mode with -tee only).
 	Tee *Tee `json:"tee,omitempty"`
+	// Transcript counts the output FIFO's bytes with -prompt.
+	Transcript *Transcript `json:"transcript,omitempty"`
 }
 
 // Tee counts the bytes of the child's output that -tee copied to the
@@ -60,6 +62,25 @@ type ChildStatus struct {
 	// TTY is the window size of the child's terminal (-tty); absent when
 	// the child has none.
 	TTY *TTY `json:"tty,omitempty"`
+	// Turn is the conversation's state (-prompt); absent without one.
+	Turn *Turn `json:"turn,omitempty"`
+}
+
+// Turn is where a conversation (-prompt) stands: whether the child is
+// ready for an ask, how many asks wait, and how many turns ended at a
+// prompt or past their time limit.
+type Turn struct {
+	State    string `json:"state"`
+	Queued   int    `json:"queued"`
+	Answered uint64 `json:"answered"`
+	TimedOut uint64 `json:"timed_out"`
+}
+
+// Transcript counts the bytes of a conversation's output (-prompt) that
+// the output FIFO took, and those dropped because no reader took them.
+type Transcript struct {
+	Written uint64 `json:"written"`
+	Dropped uint64 `json:"dropped"`
 }
 
 // TTY is a terminal's window size in character cells.

@@ -10,6 +10,7 @@ import (
 const usage = `usage:
   fifobridge run    [flags] -- PROGRAM [ARG...]   the agent (container entrypoint)
   fifobridge send   [flags] [TEXT...]             send one exec-mode request
+  fifobridge ask    [flags] [TEXT...]             ask a conversation (run -prompt) one turn
   fifobridge health [flags]                       exit 0 when the agent is healthy
   fifobridge version
 
@@ -30,6 +31,8 @@ func dispatch(args []string) int {
 		return run(args[1:])
 	case "send":
 		return send(args[1:])
+	case "ask":
+		return ask(args[1:])
 	case "health":
 		return health(args[1:])
 	case "version", "-version", "--version":

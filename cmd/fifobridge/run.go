@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"time"
 
@@ -137,6 +138,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 	idleTimeout := fs.Duration("idle-timeout", 0, "stop as on TERM after this long with no input byte (stream) or no request queued or running (exec); 0: never")
 	fs.Var(&codes, "exit-map", "FROM=TO[,FROM=TO...]: exit with TO where the code would be FROM (e.g. 143=0)")
 	tee := fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
+	prompt := fs.String("prompt", "", "stream mode: the child's prompt, a regular expression; serves DIR/ask, one turn at a time")
 	stderr := fs.String("stderr", "log", "plain stream mode: log (the child's stderr is the agent's) or out (the same pipe as its stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -209,6 +211,14 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
 	}
 	cfg.StderrOut = *stderr == "out"
+	if *prompt != "" {
+		if *mode != "stream" {
+			return nil, nil, fmt.Errorf("invalid -prompt: conversations are for stream mode, and -mode is %s", *mode)
+		}
+		if cfg.Prompt, err = regexp.Compile(*prompt); err != nil {
+			return nil, nil, fmt.Errorf("invalid -prompt: %w", err)
+		}
+	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
 	if cfg.ReplySweep, err = testReplySweep(); err != nil {
 		return nil, nil, err

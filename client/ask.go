@@ -1,0 +1,110 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/randname"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// ErrNoConversation is returned by Ask when the agent serving DIR holds no
+// conversation: it runs in exec mode, or without -prompt (no DIR/ask).
+var ErrNoConversation = errors.New("no conversation")
+
+// AskOptions is one turn to ask.
+type AskOptions struct {
+	Dir   string // the agent's directory
+	Input []byte // what to write to the child; the agent adds a missing "\n"
+	// Limit is the turn's time limit (0: none); Quiet, if set, ends the
+	// turn after that long without output.
+	Limit, Quiet time.Duration
+	// Stdout receives the answer as it comes.
+	Stdout io.Writer
+	// Warn, when set, is told about what Ask ignores, as Send's is.
+	Warn func(msg string)
+}
+
+// Ask asks the conversation served in o.Dir (run -prompt) one turn, as
+// Send sends a request: with a private reply FIFO in DIR/replies, removed
+// before Ask returns whatever happens, and one line written to DIR/ask
+// under the same rule (atomic, or under the FIFO's lock when longer than
+// PipeBuf). The answer is copied to o.Stdout as it comes. The Result says
+// how the turn ended: TimedOut, or the child's exit (Exited) with its
+// code. An agent without a conversation is ErrNoConversation, and nothing
+// is written then. Cancelling ctx removes the reply FIFO, which the agent
+// sees: it interrupts the turn.
+func Ask(ctx context.Context, o AskOptions) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	askPath := filepath.Join(o.Dir, "ask")
+	if err := refuseNoConversation(o.Dir, askPath); err != nil {
+		return Result{}, err
+	}
+	id := randname.New()
+	reply, err := makeReply(o.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	defer reply.remove()
+	line, err := askLine(id, reply.name, o)
+	if err != nil {
+		return Result{}, err
+	}
+	watch := newAgentWatch(o.Dir)
+	watch.in = askPath
+	if err := writeRequest(ctx, askPath, line); err != nil {
+		return Result{}, err
+	}
+	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn}
+	return r.run(ctx, reply, watch)
+}
+
+// askLine encodes one ask as it is written to DIR/ask: a newline first,
+// so that a fragment an earlier writer left ends there, then the JSON
+// object and its newline.
+func askLine(id, reply string, o AskOptions) ([]byte, error) {
+	a := protocol.Ask{ID: id, Reply: reply, Input: string(o.Input)}
+	if o.Limit > 0 {
+		a.Timeout = o.Limit.String()
+	}
+	if o.Quiet > 0 {
+		a.Quiet = o.Quiet.String()
+	}
+	b := bytes.NewBufferString("\n")
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a); err != nil {
+		return nil, fmt.Errorf("encode ask: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// refuseNoConversation fails when the agent serving dir cannot hold a
+// conversation: one in exec mode, or one without -prompt, which makes no
+// DIR/ask. Nothing is written then.
+func refuseNoConversation(dir, askPath string) error {
+	if s, err := status.Read(filepath.Join(dir, "status.json")); err == nil && s.Mode == "exec" && s.State != "stopped" {
+		if ok, err := status.AgentAlive(dir); err == nil && ok {
+			return fmt.Errorf("%w: the agent serving %s runs in exec mode; ask needs a stream agent run with -prompt", ErrNoConversation, dir)
+		}
+	}
+	err := fifo.Check(askPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving %s?)", ErrNoConversation, askPath, dir)
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrNoConversation, err)
+	}
+	return nil
+}

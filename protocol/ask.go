@@ -1,0 +1,96 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Frame types of a conversation's turn (fifobridge ask), besides exit and
+// error, which mean there what they mean in exec mode.
+const (
+	FrameAnswer = "answer"
+	FrameEnd    = "end"
+)
+
+// Ask is one turn asked of a conversation's child (run -prompt), as one
+// JSON object on one line of DIR/ask. Reply is required: an ask is
+// answered on its own reply FIFO only.
+type Ask struct {
+	ID      string `json:"id,omitempty"`
+	Reply   string `json:"reply,omitempty"`
+	Input   string `json:"input"`
+	Timeout string `json:"timeout,omitempty"`
+	Quiet   string `json:"quiet,omitempty"`
+}
+
+// ParsedAsk is an ask line understood: its time limit and quiet time as
+// durations (0: none given).
+type ParsedAsk struct {
+	Ask
+	Limit time.Duration
+	Quiet time.Duration
+}
+
+// ParseAsk reads one line of DIR/ask (without its newline). On error the
+// returned ask still carries the id and reply the line named, as far as
+// they could be read and are valid, so that the error reaches its sender.
+func ParseAsk(line []byte) (ParsedAsk, error) {
+	var a ParsedAsk
+	if err := json.Unmarshal(line, &a.Ask); err != nil {
+		a.Ask = Ask{}
+		a.ID, a.Reply = SalvageHead(line)
+		return a, fmt.Errorf("invalid ask: %s", jsonError(err))
+	}
+	r := Request{ID: a.ID, Reply: a.Reply}
+	err := checkHead(&r)
+	a.ID, a.Reply = r.ID, r.Reply
+	if err != nil {
+		return a, err
+	}
+	if a.Reply == "" {
+		return a, errors.New("invalid ask: it names no reply fifo")
+	}
+	if a.Limit, err = positive("timeout", a.Timeout); err != nil {
+		return a, err
+	}
+	if a.Quiet, err = positive("quiet", a.Ask.Quiet); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// positive parses an optional positive duration field.
+func positive(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid %s %q: want a positive duration such as 5s", field, s)
+	}
+	return d, nil
+}
+
+// End is how a turn ended without its child ending: at a prompt (or after
+// its quiet time), or past its time limit.
+type End struct {
+	TimedOut   bool
+	DurationMS int64
+}
+
+// AppendEnd appends the one end frame of a turn whose child is still
+// there, and a newline.
+func AppendEnd(b []byte, id string, e End) []byte {
+	b = appendHead(b, id, FrameEnd)
+	if e.TimedOut {
+		b = append(b, `,"timed_out":true`...)
+	} else {
+		b = append(b, `,"ready":true`...)
+	}
+	b = append(b, `,"duration_ms":`...)
+	b = strconv.AppendInt(b, e.DurationMS, 10)
+	return append(b, "}\n"...)
+}

@@ -1,0 +1,291 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pythonPrompt is python3's prompts, primary and continuation.
+const pythonPrompt = `^(>>>|\.\.\.) $`
+
+// startPython starts an agent holding a conversation with python3 -i on
+// pipes, its prompts and errors on its stdout.
+func startPython(t *testing.T, flags ...string) *agent {
+	t.Helper()
+	requirePython(t)
+	flags = append([]string{"-prompt", pythonPrompt, "-stderr", "out"}, flags...)
+	return startAgent(t, agentConfig{flags: flags, program: []string{"python3", "-i", "-q"}})
+}
+
+func requirePython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("python3 is needed (CI installs it): %v", err)
+	}
+}
+
+// ask runs "fifobridge ask -dir DIR ARGS..." as this process.
+func (a *agent) ask(args ...string) hostResult {
+	a.t.Helper()
+	return runAs(a.t, nil, nil, append([]string{"ask", "-dir", a.dir, "-wait", "10s"}, args...)...)
+}
+
+// requireAnswer fails t unless res is a turn that ended at a prompt with
+// exactly want on stdout.
+func (res hostResult) requireAnswer(t *testing.T, want string) {
+	t.Helper()
+	if res.code != 0 || res.stdout != want {
+		t.Fatalf("ask exited %d with %q, want 0 with %q; stderr:\n%s", res.code, res.stdout, want, res.stderr)
+	}
+}
+
+// turnStatus is the conversation's part of the status file.
+type turnStatus struct {
+	Child struct {
+		Turn *struct {
+			State    string `json:"state"`
+			Queued   int    `json:"queued"`
+			Answered int    `json:"answered"`
+			TimedOut int    `json:"timed_out"`
+		} `json:"turn"`
+	} `json:"child"`
+	Transcript *struct {
+		Written int64 `json:"written"`
+		Dropped int64 `json:"dropped"`
+	} `json:"transcript"`
+}
+
+// waitTurn waits until the status file's turn satisfies cond.
+func (a *agent) waitTurn(what string, cond func(turnStatus) bool) turnStatus {
+	a.t.Helper()
+	var st turnStatus
+	if !eventually(hangTimeout, func() bool {
+		b, err := os.ReadFile(a.status)
+		st = turnStatus{}
+		return err == nil && json.Unmarshal(b, &st) == nil && st.Child.Turn != nil && cond(st)
+	}) {
+		a.t.Fatalf("the status never showed %s; last: %+v", what, st.Child.Turn)
+	}
+	return st
+}
+
+// startAsk starts "fifobridge ask" in the background.
+func (a *agent) startAsk(args ...string) (*exec.Cmd, *strings.Builder) {
+	a.t.Helper()
+	cmd := exec.Command(agentBin, append([]string{"ask", "-dir", a.dir}, args...)...)
+	cmd.Env = agentEnv(a.t)
+	cmd.SysProcAttr = dieWithTest()
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		a.t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// TestConversationPython: python3 -i on pipes answers each ask exactly,
+// errors included, concurrent asks in turn, a long answer whole while
+// nobody reads the transcript.
+func TestConversationPython(t *testing.T) {
+	checkLeaks(t, true)
+	a := startPython(t)
+	a.ask("print(6*7)").requireAnswer(t, "42\n")
+	res := a.ask("1/0")
+	if res.code != 0 || !strings.Contains(res.stdout, "Traceback") || !strings.Contains(res.stdout, "ZeroDivisionError: division by zero\n") {
+		t.Fatalf("ask '1/0' exited %d with %q, want the traceback", res.code, res.stdout)
+	}
+	if strings.Contains(res.stdout, ">>>") {
+		t.Fatalf("the answer holds the prompt: %q", res.stdout)
+	}
+
+	var wg sync.WaitGroup
+	results := make([]hostResult, 10)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = runAs(t, nil, nil, "ask", "-dir", a.dir, fmt.Sprintf("print('answer %d')", i))
+		}()
+	}
+	wg.Wait()
+	for i, res := range results {
+		res.requireAnswer(t, fmt.Sprintf("answer %d\n", i))
+	}
+
+	// Nobody has ever read the output FIFO: the transcript drops, the
+	// answer does not.
+	a.ask("print('x' * 300000)").requireAnswer(t, strings.Repeat("x", 300000)+"\n")
+	st := a.waitTurn("13 turns answered", func(st turnStatus) bool { return st.Child.Turn.Answered == 13 })
+	if st.Child.Turn.State != "ready" || st.Transcript == nil || st.Transcript.Written+st.Transcript.Dropped < 300000 {
+		t.Fatalf("status after the asks: turn %+v, transcript %+v", st.Child.Turn, st.Transcript)
+	}
+
+	// -quiet ends a turn that shows no prompt in time; the prompt that
+	// comes later is no part of the next answer.
+	start := time.Now()
+	a.ask("-quiet", "300ms", "import time; time.sleep(1)").requireAnswer(t, "")
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Fatalf("ask -quiet 300ms took %v", d)
+	}
+	// Taken as ready, python3 got the next input while it still slept:
+	// its late prompt comes first, as it would at a terminal.
+	res = a.ask("print('after quiet')")
+	if res.code != 0 || strings.TrimPrefix(res.stdout, ">>> ") != "after quiet\n" {
+		t.Fatalf("ask after the quiet turn exited %d with %q", res.code, res.stdout)
+	}
+	a.stop() // python3 ends on TERM
+	requireNoReplies(t, a.dir)
+	if _, err := os.Lstat(filepath.Join(a.dir, "ask")); !os.IsNotExist(err) {
+		t.Fatalf("the agent left DIR/ask behind: %v", err)
+	}
+}
+
+// TestConversationShellTerminal: sh -i on a terminal answers without echo,
+// carriage returns or escapes; a timed-out ask interrupts its command even
+// when the agent ignores SIGINT (a script's background job), and the next
+// ask is answered at once; TERM ends the shell quickly.
+func TestConversationShellTerminal(t *testing.T) {
+	checkLeaks(t, true)
+	// The agent runs as a script's background job would: SIGINT ignored.
+	wrap := []string{busybox, "sh", "-c", `trap '' INT; exec "$@"`, "sh"}
+	a := startAgent(t, agentConfig{wrap: wrap, wrapExecs: true, unsetEnv: []string{"TERM"},
+		flags:   []string{"-tty", "-prompt", `^\$ $`, "-stop-timeout", "20s"},
+		program: []string{busybox, "PS1=$ ", "sh", "-i"}})
+	a.ask("echo $((6*7))").requireAnswer(t, "42\n")
+	a.ask("echo $TERM").requireAnswer(t, "dumb\n")
+
+	start := time.Now()
+	res := a.ask("-timeout", "1s", "sleep 30")
+	if res.code != 124 || time.Since(start) > 5*time.Second {
+		t.Fatalf("ask -timeout 1s 'sleep 30' exited %d after %v, want 124 at once; stderr:\n%s", res.code, time.Since(start), res.stderr)
+	}
+	start = time.Now()
+	a.ask("echo next").requireAnswer(t, "next\n")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the ask after the interrupted one took %v: sleep 30 was not interrupted", d)
+	}
+	a.waitTurn("one timed out", func(st turnStatus) bool { return st.Child.Turn.TimedOut == 1 })
+
+	start = time.Now()
+	a.signal(syscall.SIGTERM)
+	a.wait(hangTimeout)
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("TERM took %v to end the shell", d)
+	}
+}
+
+// TestConversationKilledAsk: an ask killed mid-turn (SIGKILL: it removes
+// nothing) interrupts its turn, and its leftovers never reach the next.
+func TestConversationKilledAsk(t *testing.T) {
+	checkLeaks(t, true)
+	a := startPython(t)
+	a.ask("print('warm')").requireAnswer(t, "warm\n")
+	cmd, _ := a.startAsk("import time; time.sleep(5); print('orphan')")
+	a.waitTurn("the second turn in progress", func(st turnStatus) bool {
+		return st.Child.Turn.Answered == 1 && st.Child.Turn.State == "busy"
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	start := time.Now()
+	res := a.ask("print('mine')")
+	res.requireAnswer(t, "mine\n")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the next ask took %v: the orphaned turn was not interrupted", d)
+	}
+	res = a.ask("print('again')")
+	res.requireAnswer(t, "again\n")
+	os.RemoveAll(filepath.Join(a.dir, "replies")) // the killed ask's reply FIFO
+}
+
+// TestConversationChildExits: a child that exits during a turn ends it
+// with its status; a restarted child answers the next ask, and without a
+// restart queued asks fail with 125.
+func TestConversationChildExits(t *testing.T) {
+	t.Run("restarted", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startPython(t, "-restart", "always", "-backoff-min", "10ms")
+		res := a.ask("import sys; print('bye'); sys.exit(3)")
+		if res.code != 3 || res.stdout != "bye\n" {
+			t.Fatalf("ask exited %d with %q, want 3 with %q; stderr:\n%s", res.code, res.stdout, "bye\n", res.stderr)
+		}
+		a.ask("print(7)").requireAnswer(t, "7\n")
+	})
+	t.Run("not restarted", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startPython(t, "-restart", "never")
+		a.ask("print(1)").requireAnswer(t, "1\n")
+		first, out := a.startAsk("import sys, time; time.sleep(0.5); sys.exit(4)")
+		a.waitTurn("the second turn in progress", func(st turnStatus) bool {
+			return st.Child.Turn.Answered == 1 && st.Child.Turn.State == "busy"
+		})
+		second, out2 := a.startAsk("print('never')")
+		first.Wait()
+		second.Wait()
+		if c := exitCode(first.ProcessState); c != 4 {
+			t.Fatalf("first ask exited %d, want 4: %s", c, out)
+		}
+		if c := exitCode(second.ProcessState); c != 125 || strings.Contains(out2.String(), "never") {
+			t.Fatalf("queued ask exited %d, want 125: %s", c, out2)
+		}
+		a.wait(hangTimeout)
+	})
+}
+
+// TestConversationRefused: ask needs an agent with -prompt; to any other
+// it writes nothing and exits 125. run refuses -prompt in exec mode.
+func TestConversationRefused(t *testing.T) {
+	t.Run("exec mode", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
+		waitServing(t, a)
+		res := runAs(t, nil, nil, "ask", "-dir", a.dir, "hello")
+		if res.code != 125 || !strings.Contains(res.stderr, "exec mode") {
+			t.Fatalf("ask to exec mode exited %d: %s", res.code, res.stderr)
+		}
+		if st := a.waitStatus("running", func(st status) bool { return st.State == "running" }); st.Requests.Accepted+st.Requests.Rejected != 0 {
+			t.Fatalf("the exec agent got a request: %+v", st.Requests)
+		}
+	})
+	t.Run("no -prompt", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startAgent(t, agentConfig{program: []string{busybox, "cat"}})
+		waitServing(t, a)
+		r := openReader(t, a.out)
+		res := runAs(t, nil, nil, "ask", "-dir", a.dir, "hello")
+		if res.code != 125 || !strings.Contains(res.stderr, "-prompt") {
+			t.Fatalf("ask without -prompt exited %d: %s", res.code, res.stderr)
+		}
+		w := openWriter(t, a.in)
+		w.writeLine("marker")
+		r.expectLine("marker") // and nothing before it
+		w.close()
+	})
+	t.Run("run refuses -prompt in exec mode", func(t *testing.T) {
+		code, stderr := runAgent(t, nil, "run", "-dir", t.TempDir()+"/fb", "-mode", "exec", "-prompt", ">", "--", "true")
+		if code != 125 || !strings.Contains(stderr, "-prompt") {
+			t.Fatalf("run -mode exec -prompt exited %d (%s), want 125", code, stderr)
+		}
+	})
+}
+
+// TestConversationHostUser: a member of DIR's group asks as it sends.
+func TestConversationHostUser(t *testing.T) {
+	requireRoot(t)
+	requirePython(t)
+	requireReachable(t, member)
+	checkLeaks(t, true)
+	s := hostSetups[0]
+	a := startAgent(t, agentConfig{dir: s.makeDir(t), flags: []string{"-prompt", pythonPrompt, "-stderr", "out"},
+		program: []string{"python3", "-i", "-q"}})
+	runAs(t, nil, nil, "ask", "-dir", a.dir, "-wait", "10s", "print(0)").requireAnswer(t, "0\n")
+	runAs(t, member, nil, "ask", "-dir", a.dir, "print(6*7)").requireAnswer(t, "42\n")
+	requireNoReplies(t, a.dir)
+}

@@ -1,0 +1,40 @@
+// Package turn follows an interactive child's turns from the bytes it
+// writes: whether it is ready for input (showing its prompt) or busy, and
+// what one turn's answer is. It is the pure core of the agent's
+// conversations (-prompt): it does no I/O, starts no goroutine and reads no
+// clock; the caller passes every time in, and needs one timer, set to
+// Deadline after each call.
+//
+// The child is ready when its output has stopped for the quiet period
+// (DefaultQuiet) and the text after its last newline, with carriage returns
+// and terminal escape sequences removed, matches the prompt. It is busy
+// from the moment it is given input (Begin, Typed) until then, and a new
+// Tracker (a new child) is busy until its first prompt. A turn's answer is
+// what the child writes after Begin until it is ready again, less the echo
+// of the input and the final prompt; in terminal mode "\r\n" becomes "\n",
+// and escape sequences and carriage returns at a line's start are removed.
+//
+// Guarantees:
+//
+//   - The tracker never changes a byte it is given. Every byte given to
+//     Output is handed back exactly once, in order, in one Segment that says
+//     what it is (Answer, Noise, Echo, Prompt or Discarded): concatenating
+//     the Data of every segment every method returned gives exactly the
+//     concatenation of everything given to Output. How the output was cut
+//     into calls at the same time changes nothing: the same bytes get the
+//     same kinds, and End falls between the same two bytes.
+//   - An answer is the concatenation of the Answer segments between Begin
+//     and the turn's End (or Abandon, EOF or the next Begin): the child's
+//     own bytes with some removed, never a byte added or reordered. In
+//     terminal mode it holds no ESC byte and no "\r\n".
+//   - Answers stream: a line is handed back as soon as its newline arrives;
+//     only the current line is held, until it is known whether it is the
+//     prompt, and never more than MaxHold bytes of it beyond one call's
+//     input.
+//   - Echo is removed only where the output shows the input as echoed: a
+//     line that is not the input's line is answer.
+//   - After Abandon, nothing the child writes reaches an answer until it is
+//     ready again; output while it is ready, between turns, is Discarded.
+//
+// A Tracker is not safe for concurrent use: the caller serialises calls.
+package turn

@@ -1,0 +1,69 @@
+package turn
+
+import "time"
+
+// due does what has come by now: a child quiet at its prompt is ready; a
+// turn quiet for its own quiet time ends.
+func (t *Tracker) due(now time.Time) {
+	if t.armed && !now.Before(t.last.Add(t.quiet)) {
+		t.armed = false
+		if t.atPrompt() {
+			t.ready()
+			return
+		}
+	}
+	if t.state == stTurn && t.turnQuiet > 0 && !now.Before(t.turnDeadline()) {
+		t.ln.decide(clCRText)
+		t.answer(len(t.ln.runs))
+		t.ready() // nothing is left to be the prompt
+	}
+}
+
+// turnDeadline is when the turn in progress ends for want of output.
+func (t *Tracker) turnDeadline() time.Time {
+	from := t.begun
+	if t.last.After(from) {
+		from = t.last
+	}
+	return from.Add(t.turnQuiet)
+}
+
+// atPrompt reports whether the child, quiet, shows its prompt: something
+// other than echo came since its input, the echo is complete if it began,
+// and the current line is the prompt, after as many prompts as the child
+// may have shown for later lines of the input (">>> >>> " for "a=1\nb=2\n"
+// on pipes).
+func (t *Tracker) atPrompt() bool {
+	if t.state != stBusy && t.state != stTurn {
+		return false
+	}
+	if !t.fresh && t.ln.n == 0 || t.state == stTurn && t.exp.pending() {
+		return false
+	}
+	v := t.ln.vis
+	for shown := 0; ; shown++ {
+		if t.prompt.Match(v) {
+			return true
+		}
+		if shown == t.owed || !t.ln.start {
+			return false
+		}
+		m := t.promptPrefix(v, maxOwedScan)
+		if m == 0 {
+			return false
+		}
+		v = v[m:]
+	}
+}
+
+// ready makes the child ready: the current line is its prompt, and a turn
+// in progress ends.
+func (t *Tracker) ready() {
+	t.release(len(t.ln.runs), Prompt)
+	t.ln.start = true
+	if t.state == stTurn {
+		t.emit(End, t.hold, t.hold)
+	}
+	t.state, t.armed = stReady, false
+	t.endTurn()
+}
