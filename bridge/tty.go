@@ -11,6 +11,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,7 +179,7 @@ func (t *terminal) feed() {
 func (t *terminal) copyOut(w *ttyWiring) {
 	buf := make([]byte, ttyChunk)
 	for {
-		n, err := fifo.SpinRead(w.output, buf)
+		n, err := pipeio.Read(w.output, buf)
 		if n > 0 {
 			if _, werr := t.sink.Write(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
