@@ -31,6 +31,13 @@ func setWindow(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { window.Store(was) })
 }
 
+// setProcs sets GOMAXPROCS for one test and restores it after.
+func setProcs(t *testing.T, n int) {
+	t.Helper()
+	was := runtime.GOMAXPROCS(n)
+	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
+}
+
 // checkLeaks fails the test if, when it ends (after its other cleanups),
 // more descriptors or goroutines are left than when it began (goroutines
 // get a moment to end).

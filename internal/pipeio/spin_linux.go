@@ -34,10 +34,6 @@ const BusyPollEnv = "FIFOBRIDGE_BUSY_POLL"
 const (
 	spinMax = 50 * time.Microsecond
 	spinMin = 2 * time.Microsecond // below this the window is off
-	// maxSpinners is how many waits may spin at once: a stream's two
-	// directions. Any more park at once, so that an agent with many
-	// waits never spends more than that on polling.
-	maxSpinners = 2
 )
 
 var (
@@ -58,6 +54,19 @@ func init() {
 	}
 }
 
+// maxSpinners is how many waits may spin at once: a stream's two
+// directions, so that each catches its own bytes; any more park at once.
+// With one P, none: a spinning wait keeps its P and yields it only to
+// runnable goroutines, so the runtime's poller, which wakes the parked
+// waits, would not run until the window ends, holding up every other wait
+// by that much.
+func maxSpinners() int32 {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return 0
+	}
+	return 2
+}
+
 // spin polls the descriptor fd, for up to the current window, and returns
 // true as soon as it has one of events, false when the window passed (or
 // is off, or enough other waits are spinning). fd must stay open
@@ -67,7 +76,7 @@ func spin(fd uintptr, events int16) bool {
 	if w == 0 {
 		return false
 	}
-	if spinners.Add(1) > maxSpinners {
+	if spinners.Add(1) > maxSpinners() {
 		spinners.Add(-1)
 		return false
 	}

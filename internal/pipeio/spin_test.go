@@ -60,6 +60,7 @@ func TestBusyPollEnv(t *testing.T) {
 
 func TestSpinSeesOwnDescriptor(t *testing.T) {
 	checkLeaks(t)
+	setProcs(t, 2)
 	setWindow(t, time.Hour)
 	p := newPipe(t)
 	_, err := p.w.Write([]byte("x"))
@@ -69,24 +70,31 @@ func TestSpinSeesOwnDescriptor(t *testing.T) {
 
 func TestSpinGivesUpAfterWindow(t *testing.T) {
 	checkLeaks(t)
+	setProcs(t, 2)
 	setWindow(t, time.Millisecond)
 	p := newPipe(t) // never readable
 	assert.False(t, spin(p.r.Fd(), unix.POLLIN))
 	assert.Zero(t, spinners.Load())
 }
 
-// With maxSpinners waits spinning, another does not spin: it would have
-// seen its byte at once.
+// With two waits spinning, another does not spin: it would have seen its
+// byte at once. With one P, none spins.
 func TestSpinnersCapped(t *testing.T) {
-	checkLeaks(t)
-	setWindow(t, time.Hour)
-	spinners.Store(maxSpinners)
-	t.Cleanup(func() { spinners.Store(0) })
-	p := newPipe(t)
-	_, err := p.w.Write([]byte("x"))
-	require.NoError(t, err)
-	assert.False(t, spin(p.r.Fd(), unix.POLLIN))
-	assert.Equal(t, int32(maxSpinners), spinners.Load())
+	for _, tc := range []struct{ procs, spinning int32 }{{1, 0}, {2, 2}, {4, 2}} {
+		checkLeaks(t)
+		setProcs(t, int(tc.procs))
+		setWindow(t, time.Hour)
+		spinners.Store(tc.spinning)
+		p := newPipe(t)
+		_, err := p.w.Write([]byte("x"))
+		require.NoError(t, err)
+		assert.False(t, spin(p.r.Fd(), unix.POLLIN), "GOMAXPROCS %d, %d spinning", tc.procs, tc.spinning)
+		assert.Equal(t, tc.spinning, spinners.Load())
+		spinners.Store(0)
+		if tc.procs > 1 {
+			assert.True(t, spin(p.r.Fd(), unix.POLLIN), "GOMAXPROCS %d, none spinning", tc.procs)
+		}
+	}
 }
 
 // watchPolls makes poll record the descriptors of every call, and returns
@@ -121,6 +129,7 @@ func watchPolls(t *testing.T, seen chan<- int32) func() [][]int32 {
 // at (it may be closed, and its number reused, at any moment).
 func TestWaitPollsOnlyItsOwnDescriptor(t *testing.T) {
 	checkLeaks(t)
+	setProcs(t, 2) // both waits may spin
 	setWindow(t, spinMax)
 	mine, other := newPipe(t), newPipe(t)
 	seen := make(chan int32, 64)
@@ -157,9 +166,10 @@ func TestWaitSeesBytesAlreadyThere(t *testing.T) {
 		name     string
 		window   time.Duration
 		spinning int32
-	}{{"window off", 0, 0}, {"window on", spinMax, 0}, {"crowded", spinMax, maxSpinners}} {
+	}{{"window off", 0, 0}, {"window on", spinMax, 0}, {"crowded", spinMax, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkLeaks(t)
+			setProcs(t, 2)
 			setWindow(t, tc.window)
 			spinners.Store(tc.spinning)
 			t.Cleanup(func() { spinners.Store(0) })
