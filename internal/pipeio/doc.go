@@ -16,9 +16,9 @@
 //     traffic is sparse), a wait polls its own descriptor with a zero
 //     timeout and yields the CPU between polls, before it parks in the
 //     runtime's poller. It changes when a wait notices bytes, never what it
-//     returns. At most a few waits spin at once; the others park at once.
-//     It changes no thread's affinity, no scheduler setting and no signal
-//     disposition.
+//     returns. At most two waits spin at once, and none while the runtime
+//     has one P; the others park at once. It changes no thread's affinity,
+//     no scheduler setting and no signal disposition.
 //   - FIFOBRIDGE_BUSY_POLL=0 in the environment at start turns the
 //     busy-poll off: every wait then parks at once, as os.File's do.
 package pipeio

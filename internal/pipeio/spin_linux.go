@@ -94,9 +94,9 @@ func spin(fd uintptr, events int16) bool {
 	}
 }
 
-// adapt tunes the window after a wait that spun and then parked for
-// parked: only such a wait says whether the window was too short or
-// too long.
+// adapt tunes the window after a wait that parked for parked: a short
+// park says a longer window would have caught the event, a long one that
+// the window was spent for nothing.
 func adapt(parked time.Duration) {
 	if !busyPoll {
 		return
