@@ -27,9 +27,9 @@ import (
 // up to spinMax. Sparse traffic therefore soon costs nothing but the parked
 // wait.
 
-// BusyPollEnv names the variable whose value 0 turns the busy-poll off; it
+// busyPollEnv names the variable whose value 0 turns the busy-poll off; it
 // is read once, at start.
-const BusyPollEnv = "FIFOBRIDGE_BUSY_POLL"
+const busyPollEnv = "FIFOBRIDGE_BUSY_POLL"
 
 const (
 	spinMax = 50 * time.Microsecond
@@ -46,7 +46,7 @@ var (
 // busyPoll is whether the busy-poll was left on at start. While it is,
 // adapt may wind the window down to 0 and back up; while it is not, the
 // window stays 0.
-var busyPoll = os.Getenv(BusyPollEnv) != "0"
+var busyPoll = os.Getenv(busyPollEnv) != "0"
 
 func init() {
 	if busyPoll {

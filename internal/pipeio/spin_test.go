@@ -52,9 +52,9 @@ func TestBusyPollEnv(t *testing.T) {
 	}
 	for _, tc := range []struct{ env, want string }{{"0", "off"}, {"", "on"}, {"1", "on"}} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBusyPollEnv$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "PIPEIO_TEST_EXPECT="+tc.want, BusyPollEnv+"="+tc.env)
+		cmd.Env = append(os.Environ(), "PIPEIO_TEST_EXPECT="+tc.want, busyPollEnv+"="+tc.env)
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s=%q: want the busy-poll %s\n%s", BusyPollEnv, tc.env, tc.want, out)
+		require.NoError(t, err, "%s=%q: want the busy-poll %s\n%s", busyPollEnv, tc.env, tc.want, out)
 	}
 }
 
