@@ -9,6 +9,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // This file wires a conversation (-prompt) into stream mode: the child's
@@ -88,9 +89,9 @@ func (s *stream) closeConversation() {
 // conversation. Until EOF, or until unwire asks it to finish; then it
 // takes what is still in the pipe.
 func (s *stream) copyConverse(w *wiring) {
-	buf := make([]byte, fifo.PipeSize/4)
+	buf := make([]byte, pipeio.PipeSize/4)
 	for {
-		n, err := fifo.SpinRead(w.stdout, buf)
+		n, err := pipeio.Read(w.stdout, buf)
 		if n > 0 {
 			s.offer(buf[:n])
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // feeder moves bytes from the input FIFO to the stdin of whichever child is
@@ -60,7 +61,7 @@ func (f *feeder) run() {
 			n, err = w.Write(pending)
 		} else {
 			var moved int
-			if moved, err = f.src.SpliceTo(w, fifo.PipeSize); moved > 0 {
+			if moved, err = f.src.SpliceTo(w, pipeio.PipeSize); moved > 0 {
 				f.clock.touch()
 			}
 			if moved > 0 && f.typed != nil {

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"errors"
-	"github.com/fifobridge/fifobridge/status"
 	"io"
 	"os"
 	"sync"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/status"
 )
 
 // stream is stream mode: one supervised child, restarted by policy, wired to
@@ -160,8 +161,8 @@ func (s *stream) start() (*child.Process, error) {
 		childIn.Close()
 		return nil, err
 	}
-	fifo.Grow(stdin) // a stream's pipes get large buffers; a request's need none
-	fifo.Grow(stdout)
+	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
+	pipeio.Grow(stdout)
 	spec := s.cfg.spec()
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
@@ -210,7 +211,7 @@ func (s *stream) copyOut(w *wiring) {
 	retry := readRetry{log: s.cfg.Log, what: "moving the child's output"}
 	defer retry.end()
 	for {
-		_, err := s.sink.SpliceFrom(w.stdout, fifo.PipeSize)
+		_, err := s.sink.SpliceFrom(w.stdout, pipeio.PipeSize)
 		switch {
 		case err == nil:
 			retry.ok()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // teeBuffer is the most of the child's output that waits for the agent's
@@ -180,11 +181,11 @@ func (t *teeOut) write(p []byte) (int, error) {
 // and written to the output FIFO (with its backpressure, as copyOut) and
 // offered to the tee, which never waits.
 func (s *stream) copyTee(w *wiring) {
-	buf := make([]byte, fifo.PipeSize/4)
+	buf := make([]byte, pipeio.PipeSize/4)
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
 	for {
-		n, err := fifo.SpinRead(w.stdout, buf)
+		n, err := pipeio.Read(w.stdout, buf)
 		if n > 0 {
 			s.tee.offer(buf[:n])
 			if _, werr := s.sink.Write(buf[:n]); werr != nil {

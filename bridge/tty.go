@@ -13,6 +13,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"golang.org/x/sys/unix"
 )
 
@@ -206,7 +207,7 @@ func (t *terminal) copyOut(w *ttyWiring) {
 	retry := readRetry{log: t.cfg.Log, what: "reading the child's terminal"}
 	defer retry.end()
 	for {
-		n, err := fifo.SpinRead(w.output, buf)
+		n, err := pipeio.Read(w.output, buf)
 		if n > 0 {
 			if werr := t.deliver(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)

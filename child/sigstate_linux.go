@@ -103,9 +103,7 @@ func (st *SignalState) forkWith(fork func() (int, error)) (int, error) {
 	signal.Ignore(st.Ignored...)
 	pid, err := fork()
 	if st.Catch != nil {
-		// No fork is under way here, and the next one is made on this
-		// thread too: Catch's thread pinning reaches no child.
-		Catch(st.Catch, st.Ignored...)
+		signal.Notify(st.Catch, st.Ignored...)
 	}
 	return pid, err
 }

@@ -208,11 +208,6 @@ func (r *Reaper) onSpawnThread(f func() error) error {
 	return (<-req.reply).err
 }
 
-// startAffinity is the agent's CPU mask as it started, read before any
-// thread was pinned (package initialisation runs before main).
-var startAffinity unix.CPUSet
-var startAffinityOK = unix.SchedGetaffinity(0, &startAffinity) == nil
-
 // spawnLoop forks every child from one locked OS thread, which lives until
 // Close, so that the children's parent-death signal fires only when the
 // agent itself dies.
@@ -220,11 +215,6 @@ func (r *Reaper) spawnLoop() {
 	defer r.wg.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	// Children inherit this thread's CPU mask: give it the agent's own,
-	// whatever Catch's pinning of threads may have left on it.
-	if startAffinityOK {
-		unix.SchedSetaffinity(0, &startAffinity)
-	}
 	for {
 		select {
 		case <-r.quit:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // endpoint is the part shared by Source and Sink: the FIFO currently open
@@ -38,7 +40,7 @@ func (e *endpoint) openAt(d *Dir, name string, ownDir bool) error {
 		}
 		return err
 	}
-	Grow(f)
+	pipeio.Grow(f)
 	e.cur = f
 	return nil
 }
@@ -98,7 +100,7 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	if err != nil {
 		return false, created, err
 	}
-	Grow(f)
+	pipeio.Grow(f)
 	old := e.cur
 	e.cur = f
 	e.retired = append(e.retired, old)

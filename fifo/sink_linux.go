@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // Sink is the agent's writing end of an output FIFO. Because the Sink also
@@ -115,7 +117,7 @@ func (s *Sink) SpliceFrom(src *os.File, max int) (int, error) {
 	for {
 		// Wait for bytes first, and without the write lock, so that
 		// Write and CarryOver go on meanwhile.
-		if err := waitReadable(src); err != nil {
+		if err := pipeio.WaitReadable(src); err != nil {
 			return 0, err
 		}
 		n, empty, err := s.spliceFrom(src, max)
@@ -141,7 +143,7 @@ func (s *Sink) spliceFrom(src *os.File, max int) (n int, empty bool, err error) 
 			}
 			continue
 		}
-		n, empty, full, err := spliceNow(src, f, max)
+		n, empty, full, err := pipeio.SpliceNow(src, f, max)
 		switch {
 		case err != nil:
 			if _, cerr := s.current(); cerr != nil {
@@ -153,7 +155,7 @@ func (s *Sink) spliceFrom(src *os.File, max int) (n int, empty bool, err error) 
 		case empty:
 			return 0, true, nil
 		case full:
-			if err := waitWritable(f); err != nil && !os.IsTimeout(err) {
+			if err := pipeio.WaitWritable(f); err != nil && !os.IsTimeout(err) {
 				if _, cerr := s.current(); cerr != nil {
 					return 0, false, cerr
 				}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // Source is the agent's reading end of an input FIFO. Writers may open and
@@ -56,7 +58,7 @@ func (s *Source) Read(p []byte) (int, error) {
 			s.retire(old)
 			continue
 		}
-		n, err := SpinRead(f, p)
+		n, err := pipeio.Read(f, p)
 		if err != nil && os.IsTimeout(err) {
 			continue // Reopen woke us
 		}
@@ -91,14 +93,14 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 			return 0, err
 		}
 		if old := s.oldest(); old != nil {
-			n, _, full, err := spliceNow(old, dst, max)
+			n, _, full, err := pipeio.SpliceNow(old, dst, max)
 			switch {
 			case err != nil:
 				return 0, err
 			case n > 0:
 				return n, nil
 			case full:
-				if err := waitWritable(dst); err != nil {
+				if err := pipeio.WaitWritable(dst); err != nil {
 					return 0, err
 				}
 			default: // emptied
@@ -106,7 +108,7 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 			}
 			continue
 		}
-		n, err := Splice(f, dst, max)
+		n, err := pipeio.Splice(f, dst, max)
 		if err != nil && os.IsTimeout(err) && !s.isWoken() {
 			if now, cerr := s.current(); cerr != nil {
 				return 0, cerr

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // speed, only that every part works.
 func tiny(client string) config {
 	return config{
-		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5,
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, dockerRuns: 1,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
 }
@@ -75,7 +75,7 @@ func TestBridges(t *testing.T) {
 				})
 			}
 			t.Run("exec", func(t *testing.T) {
-				us, err := b.execRequests()
+				us, err := b.execRequests(bridgeExec)
 				require.NoError(t, err)
 				require.Len(t, us, 5)
 			})
@@ -84,29 +84,59 @@ func TestBridges(t *testing.T) {
 	}
 }
 
-// TestRun runs every part once, tiny, and checks the report has every
-// table, and that the run left nothing behind.
+// TestRun runs every part once, tiny, with the binary under test as
+// -before's too, and checks the report has every table, and that the run
+// left nothing behind: no process, no descriptor, no docker image or
+// container.
 func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole run takes seconds")
 	}
 	b, err := setup(tiny("auto"), t.TempDir())
 	require.NoError(t, err)
+	b.before = b.bin
 	fds := countFDs(t)
 	r := newResults()
 	require.NoError(t, b.measure(r))
 	requireClean(t, fds)
+	docker := b.dockerMissing() == ""
+	if docker {
+		require.Nil(t, b.image, "the image is forgotten once removed")
+		require.NotEmpty(t, b.imageTag)
+		for _, list := range [][]string{{"ps", "-aq"}, {"images", "-q"}} {
+			out, err := dockerCmd(append(list, "--filter", "label="+dockerLabel+"="+b.imageTag)...)
+			require.NoError(t, err)
+			require.Empty(t, out, "docker %v: left behind", list)
+		}
+	}
 
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "Before and after", "fifobridge at rest", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}
 	for _, m := range []string{rtMetric(50, false, unpinned), rtMetric(99, true, unpinned), tputMetric, startMetric} {
-		_, ok := r.get(m, bridge)
-		require.True(t, ok, "no fifobridge figure for %s", m)
+		for _, who := range []string{bridge, bridgeBefore} {
+			_, ok := r.get(m, who)
+			require.True(t, ok, "no %s figure for %s", who, m)
+		}
+	}
+	for _, k := range senderCounts {
+		for _, who := range []string{bridgeExec, bridgeExecBefore, execLoop} {
+			_, ok := r.get(rateMetric(k), who)
+			require.True(t, ok, "no %s figure for %s", who, rateMetric(k))
+		}
+	}
+	if docker {
+		for _, w := range []struct{ metric, who string }{
+			{dockerRunMetric, bridge}, {dockerRunMetric, bridgeBefore}, {dockerRunMetric, bareTrue},
+			{dockerReqMetric, sendName}, {dockerReqMetric, dockerExecName},
+		} {
+			_, ok := r.get(w.metric, w.who)
+			require.True(t, ok, "no %s figure for %s", w.who, w.metric)
+		}
 	}
 	require.NotNil(t, r.stall)
 	require.Equal(t, 50, r.stall.n)

@@ -27,6 +27,10 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 		chartGroup{"stream throughput, unpinned, vs direct (higher is better)", tputMetric, direct, 0.95},
 		chartGroup{"start and exit of true, vs the minimal Go init", startMetric, goInit, 1.25},
 		chartGroup{"exec request, vs exec.Command+Wait", execMetric, execBaseline, 1.1},
+		chartGroup{"exec requests per second, 1 sender, vs exec.Command per line (higher is better)", rateMetric(1), execLoop, 0},
+		chartGroup{"exec requests per second, 16 senders, vs exec.Command per line (higher is better)", rateMetric(16), execLoop, 0},
+		chartGroup{"docker run --rm of true, vs tini", dockerRunMetric, dockerTini, 1.1},
+		chartGroup{"one request into a running container, vs docker exec", dockerReqMetric, dockerExecName, 0},
 	)
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -20,7 +21,47 @@ const (
 	bridge     = "fifobridge"  // fifobridge run -- cat
 	bridgeTTY  = "fifobridge -tty"
 	bridgeExec = "fifobridge exec mode"
+	execLoop   = "exec.Command per line" // bench/execloop: a goroutine per request
 )
+
+// The same contenders run by the -before binary.
+const (
+	before           = " before"
+	bridgeBefore     = bridge + before
+	bridgeTTYBefore  = bridgeTTY + before
+	bridgeExecBefore = bridgeExec + before
+)
+
+// isBefore says whether contender name runs the -before binary.
+func isBefore(name string) bool { return strings.HasSuffix(name, before) }
+
+// binOf is the fifobridge binary contender name runs.
+func (b *bench) binOf(name string) string {
+	if isBefore(name) {
+		return b.before
+	}
+	return b.bin
+}
+
+// runArgv is how contender name runs fifobridge on dir: run, then what
+// args gives (flags, --, the child).
+func runArgv(name string, args func(b *bench) []string) func(b *bench, dir, in, out string) []string {
+	return func(b *bench, dir, _, _ string) []string {
+		return append([]string{b.binOf(name), "run", "-dir", dir, "-log-level", "error"}, args(b)...)
+	}
+}
+
+// The arguments after -dir and -log-level of each way fifobridge runs.
+func catArgs(b *bench) []string { return []string{"--", b.tools["cat"]} }
+
+// A terminal echoes and turns \n into \r\n: the child makes it raw
+// first, so the round trip is the same line as through a pipe.
+func ttyArgs(b *bench) []string { return []string{"-tty", "--", b.tools["sh"], "-c", rawCat} }
+
+// Up to 16 requests at once, as many as the most senders of execrate.
+func execArgs(b *bench) []string {
+	return []string{"-mode", "exec", "-max-concurrent", "16", "--", b.tools["true"]}
+}
 
 // contender is a program started on a pair of FIFOs.
 type contender struct {
@@ -44,17 +85,14 @@ var contenders = map[string]contender{
 	socat: {name: socat, argv: func(b *bench, _, in, out string) []string {
 		return []string{b.tools["socat"], "-b", "131072", "OPEN:" + in + ",rdwr!!OPEN:" + out + ",wronly", "EXEC:" + b.tools["cat"]}
 	}},
-	bridge: {name: bridge, argv: func(b *bench, dir, _, _ string) []string {
-		return []string{b.bin, "run", "-dir", dir, "-log-level", "error", "--", b.tools["cat"]}
-	}},
-	// A terminal echoes and turns \n into \r\n: the child makes it raw
-	// first, so the round trip is the same line as through a pipe.
-	bridgeTTY: {name: bridgeTTY, sync: "R", argv: func(b *bench, dir, _, _ string) []string {
-		return []string{b.bin, "run", "-dir", dir, "-log-level", "error", "-tty", "--",
-			b.tools["sh"], "-c", rawCat}
-	}},
-	bridgeExec: {name: bridgeExec, argv: func(b *bench, dir, _, _ string) []string {
-		return []string{b.bin, "run", "-dir", dir, "-log-level", "error", "-mode", "exec", "--", b.tools["true"]}
+	bridge:           {name: bridge, argv: runArgv(bridge, catArgs)},
+	bridgeBefore:     {name: bridgeBefore, argv: runArgv(bridgeBefore, catArgs)},
+	bridgeTTY:        {name: bridgeTTY, sync: "R", argv: runArgv(bridgeTTY, ttyArgs)},
+	bridgeTTYBefore:  {name: bridgeTTYBefore, sync: "R", argv: runArgv(bridgeTTYBefore, ttyArgs)},
+	bridgeExec:       {name: bridgeExec, argv: runArgv(bridgeExec, execArgs)},
+	bridgeExecBefore: {name: bridgeExecBefore, argv: runArgv(bridgeExecBefore, execArgs)},
+	execLoop: {name: execLoop, argv: func(b *bench, _, in, _ string) []string {
+		return []string{b.execloop, in, b.tools["true"]}
 	}},
 }
 
@@ -71,6 +109,9 @@ func (b *bench) available(name string) bool {
 		return b.ttyFloor != ""
 	case socat:
 		return b.tools["socat"] != ""
+	}
+	if isBefore(name) {
+		return b.before != ""
 	}
 	return true
 }

@@ -17,13 +17,13 @@ const (
 // frame, against Go's exec.Command(...).Run() of the same program here in
 // the harness, both unpinned.
 func execMode(b *bench, round int, r *results) error {
-	for _, name := range rotate([]string{bridgeExec, execBaseline}, round) {
+	for _, name := range rotate(b.have([]string{bridgeExec, bridgeExecBefore, execBaseline}, r), round) {
 		var us []float64
 		var err error
 		if name == execBaseline {
 			us, err = b.execCommand()
 		} else {
-			us, err = b.execRequests()
+			us, err = b.execRequests(name)
 		}
 		if err != nil {
 			return err
@@ -33,8 +33,9 @@ func execMode(b *bench, round int, r *results) error {
 	return nil
 }
 
-func (b *bench) execRequests() ([]float64, error) {
-	rn, err := b.start(bridgeExec, unpinned)
+// execRequests times b.requests serial requests through contender name.
+func (b *bench) execRequests(name string) ([]float64, error) {
+	rn, err := b.start(name, unpinned)
 	if err != nil {
 		return nil, err
 	}

@@ -14,19 +14,21 @@ import (
 // a flag given on the command line wins.
 var quick = map[string]string{
 	"rounds": "2", "pings": "300", "size": "32", "spawns": "30",
-	"requests": "100", "idle": "2s", "stall": "5000", "strace": "300",
+	"requests": "100", "docker-runs": "3", "idle": "2s", "stall": "5000", "strace": "300",
 }
 
 func parseFlags(args []string) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("fifobench", flag.ContinueOnError)
 	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ./cmd/fifobridge)")
+	fs.StringVar(&cfg.before, "before", "", "another fifobridge binary, measured alongside as \"before\" in the round trip, throughput, start, exec and docker parts")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round, in a rotated order")
 	only := fs.String("only", strings.Join(allParts, ","), "parts to run, comma-separated")
 	fs.IntVar(&cfg.pings, "pings", 2000, "round trips per latency run")
 	fs.IntVar(&cfg.sizeMiB, "size", 256, "MiB streamed per throughput run")
 	fs.IntVar(&cfg.spawns, "spawns", 200, "starts per start-and-exit run")
-	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run")
+	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run (and per sender count in execrate)")
+	fs.IntVar(&cfg.dockerRuns, "docker-runs", 10, "docker runs, sends and docker execs per contender and round")
 	fs.DurationVar(&cfg.idle, "idle", 10*time.Second, "length of each idle measurement")
 	fs.IntVar(&cfg.stall, "stall", 100000, "round trips under load, once per run (0: none)")
 	fs.IntVar(&cfg.straceN, "strace", 2000, "round trips counted under strace, once per run (0: none)")
@@ -58,15 +60,15 @@ func parseFlags(args []string) (config, error) {
 	if !slices.Contains([]string{"auto", "c", "go"}, cfg.clientKind) {
 		return cfg, fmt.Errorf("-client: want auto, c or go, not %q", cfg.clientKind)
 	}
-	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.idle < time.Second {
-		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns and -requests must be positive, -idle at least 1s")
+	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.dockerRuns < 1 || cfg.idle < time.Second {
+		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns, -requests and -docker-runs must be positive, -idle at least 1s")
 	}
 	return cfg, nil
 }
 
 func quickText() string {
 	var s []string
-	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "idle", "stall", "strace"} {
+	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "docker-runs", "idle", "stall", "strace"} {
 		s = append(s, "-"+name+" "+quick[name])
 	}
 	return strings.Join(s, " ")

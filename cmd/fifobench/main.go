@@ -29,12 +29,14 @@ import (
 // config is the command line.
 type config struct {
 	bin        string // the fifobridge binary under test; "" to build it
+	before     string // a fifobridge binary to measure alongside, as before; "" for none
 	rounds     int
 	only       []string
 	pings      int           // round trips per latency run
 	sizeMiB    int           // MiB per throughput run
 	spawns     int           // starts per start-and-exit run
 	requests   int           // exec-mode requests per run
+	dockerRuns int           // docker runs and execs per contender and round
 	idle       time.Duration // each idle measurement
 	stall      int           // round trips under load, once; 0 for none
 	straceN    int           // round trips under strace, once; 0 for none
@@ -47,10 +49,11 @@ type config struct {
 // once after the rounds.
 var (
 	perRound = map[string]func(*bench, int, *results) error{
-		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode, "idle": idle,
+		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
+		"execrate": execRate, "docker": dockerPart, "idle": idle,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "docker", "idle", "stall", "syscalls"}
 )
 
 func main() {
@@ -90,8 +93,13 @@ func run(cfg config, command string) error {
 }
 
 // measure runs the parts asked for: those of a round every round, then
-// those of a run.
-func (b *bench) measure(r *results) error {
+// those of a run. It removes what the docker part made.
+func (b *bench) measure(r *results) (err error) {
+	defer func() {
+		if derr := b.closeDocker(); err == nil {
+			err = derr
+		}
+	}()
 	for _, t := range b.missing() {
 		r.note("%s: not installed; what needs it is skipped", t)
 	}

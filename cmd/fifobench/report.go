@@ -16,6 +16,10 @@ func (r *results) report(pls []placement) string {
 	r.compareTable(&b, "Stream throughput, unpinned (MiB/s, higher is better)", tputMetric, direct, "vs direct")
 	r.compareTable(&b, "Start and exit of `true` (p50 of the starts, µs)", startMetric, goInit, "vs minimal Go init")
 	r.compareTable(&b, "Exec mode, one request of `true` at a time (p50, µs)", execMetric, execBaseline, "vs exec.Command")
+	r.rateTable(&b)
+	r.compareTable(&b, "`docker run --rm` of `true` (p50 of the runs, ms)", dockerRunMetric, dockerTini, "vs tini")
+	r.compareTable(&b, "One request of `true` into a running container, from the host (p50, ms)", dockerReqMetric, dockerExecName, "vs docker exec")
+	r.beforeAfterTable(&b)
 	r.idleTable(&b)
 	r.stallTable(&b)
 	r.syscallTable(&b)
@@ -80,7 +84,7 @@ func (r *results) roundTripTable(b *strings.Builder, pl placement) {
 // floorOf is the floor contender name is measured against: the C tty
 // floor for the terminal contenders, the C floor for the others.
 func floorOf(name string) string {
-	if name == bridgeTTY || name == floorTTY {
+	if name == bridgeTTY || name == bridgeTTYBefore || name == floorTTY {
 		return floorTTY
 	}
 	return floor
@@ -144,7 +148,7 @@ func (r *results) targetTable(b *strings.Builder, pls []placement) {
 	if len(vs) == 0 {
 		return
 	}
-	b.WriteString("Targets (issue 14; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	b.WriteString("Targets (issues 14 and 20; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
 	for _, v := range vs {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", v.target, v.measured, v.mark())
 	}

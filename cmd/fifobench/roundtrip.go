@@ -6,7 +6,7 @@ import (
 )
 
 // streamContenders are the data-path contenders, in table order.
-var streamContenders = []string{direct, floor, socat, bridge, floorTTY, bridgeTTY}
+var streamContenders = []string{direct, floor, socat, bridge, bridgeBefore, floorTTY, bridgeTTY, bridgeTTYBefore}
 
 // rtMetric names a round-trip statistic: p is 50 or 99.
 func rtMetric(p int, fresh bool, pl placement) string {
@@ -59,10 +59,14 @@ func (b *bench) placements() []placement {
 	return []placement{pinned, unpinned}
 }
 
-// have is names less the contenders whose programs are missing, noted.
+// have is names less the contenders whose programs are missing, noted,
+// and less those of the -before binary when there is none.
 func (b *bench) have(names []string, r *results) []string {
 	var ok []string
 	for _, n := range names {
+		if isBefore(n) && b.before == "" {
+			continue
+		}
 		if b.available(n) {
 			ok = append(ok, n)
 		} else {

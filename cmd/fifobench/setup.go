@@ -17,6 +17,8 @@ type bench struct {
 	work       string
 	root       string            // the module's directory, with bench/ and cmd/
 	bin        string            // the fifobridge binary under test
+	before     string            // -before's binary, absolute; "" for none
+	execloop   string            // bench/execloop, execrate's baseline
 	floor      string            // the C floor bridge; "" without a C compiler
 	ttyFloor   string            // the C floor bridge on a terminal; "" likewise
 	goinit     string            // the minimal Go init
@@ -24,11 +26,14 @@ type bench struct {
 	env        []string          // extra environment of the client
 	clientName string            // which client, for the table
 	tools      map[string]string // absolute paths of the programs found
+	image      *dockerImage      // the docker part's, once built
+	imageTag   string            // its tag and label, kept after it is removed
+	containers int               // containers the docker part started
 }
 
 // optionalTools are the contenders and helpers a run goes without, with a
 // note, when they are missing.
-var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset"}
+var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static"}
 
 // setup builds and finds everything the run needs, in work.
 func setup(cfg config, work string) (*bench, error) {
@@ -58,8 +63,20 @@ func setup(cfg config, work string) (*bench, error) {
 			return nil, err
 		}
 	}
+	if cfg.before != "" {
+		if b.before, err = filepath.Abs(cfg.before); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(b.before); err != nil {
+			return nil, fmt.Errorf("-before: %w", err)
+		}
+	}
 	b.goinit = filepath.Join(work, "goinit")
 	if err := b.goBuild("./bench/goinit", b.goinit); err != nil {
+		return nil, err
+	}
+	b.execloop = filepath.Join(work, "execloop")
+	if err := b.goBuild("./bench/execloop", b.execloop); err != nil {
 		return nil, err
 	}
 	return b, b.setupClient()

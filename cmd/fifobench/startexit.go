@@ -28,9 +28,9 @@ func (b *bench) startArgv(name string) []string {
 		return b.ifTool("dumb-init", t)
 	case "catatonit":
 		return b.ifTool("catatonit", "--", t)
-	case bridge:
+	case bridge, bridgeBefore:
 		dir := filepath.Join(b.work, "start")
-		return []string{b.bin, "run", "-dir", dir, "-restart", "never", "-log-level", "error", "--", t}
+		return []string{b.binOf(name), "run", "-dir", dir, "-restart", "never", "-log-level", "error", "--", t}
 	}
 	return nil
 }
@@ -42,12 +42,12 @@ func (b *bench) ifTool(tool string, args ...string) []string {
 	return append([]string{b.tools[tool]}, args...)
 }
 
-var startContenders = []string{bareTrue, goInit, "tini", "dumb-init", "catatonit", bridge}
+var startContenders = []string{bareTrue, goInit, "tini", "dumb-init", "catatonit", bridge, bridgeBefore}
 
 // startExit times b.spawns starts of `true` under every init, each forked
 // and waited for by the client in the same way, unpinned.
 func startExit(b *bench, round int, r *results) error {
-	for _, name := range rotate(startContenders, round) {
+	for _, name := range rotate(b.have(startContenders, r), round) {
 		argv := b.startArgv(name)
 		if argv == nil {
 			r.note("%s: skipped (not installed)", name)

@@ -88,6 +88,8 @@ func (r *results) verdicts(pls []placement) []verdict {
 		r.atLeast("stream throughput, unpinned: ≥ 0.95x the direct relay", tputMetric, bridge, direct, 0.95),
 		r.atMost("`run -restart never -- true`: ≤ 1.25x the minimal Go init", startMetric, bridge, goInit, 1.25),
 		r.atMost("exec request: ≤ 1.1x exec.Command+Wait", execMetric, bridgeExec, execBaseline, 1.1),
+		r.atMost("exec request: ≤ 1.3x exec.Command+Wait (issue 20's guard rail)", execMetric, bridgeExec, execBaseline, 1.3),
+		r.atMost("`docker run --rm` of `true`: within the noise of tini, ≤ 1.1x", dockerRunMetric, bridge, dockerTini, 1.1),
 		r.below("idle with a kept writer: < 10 ms CPU in 10 s", idleCPUMetric, 10, " ms"),
 		r.below("one line per second: < 1% of a core", lineCPUMetric, 1, " %"),
 		r.below("idle RSS ≤ 5 MiB", idleRSSMetric, 5.0001, " MiB"),

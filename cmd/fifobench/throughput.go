@@ -11,7 +11,7 @@ const tputMetric = "stream throughput, unpinned (MiB/s)"
 // pinned to one CPU, every bridge shares it with cat. The terminal is left
 // out: a terminal is not a byte pipe at that rate.
 func throughput(b *bench, round int, r *results) error {
-	for _, name := range rotate(b.have([]string{direct, floor, socat, bridge}, r), round) {
+	for _, name := range rotate(b.have([]string{direct, floor, socat, bridge, bridgeBefore}, r), round) {
 		rate, err := b.tputOnce(name)
 		if err != nil {
 			return err

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge"
@@ -23,14 +22,6 @@ func run(args []string) int {
 	if err := child.MarkInheritedCloseOnExec(); err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
 		return exitUsage
-	}
-	// One P: the agent's work is waiting and in-kernel splicing, and with
-	// one P a goroutine woken by the poller runs on the thread that woke
-	// it, without a cross-core hand-off. Measured with cmd/fifobench, the
-	// round trip of a line fell from 70 to 26 µs, throughput did not drop.
-	// GOMAXPROCS in the environment still wins.
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
 	}
 	cfg, codes, err := runConfig(args)
 	if errors.Is(err, flag.ErrHelp) {

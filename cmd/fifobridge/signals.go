@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/signal"
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -68,7 +69,7 @@ func catchSignals() (chan os.Signal, *child.SignalState, error) {
 		return nil, nil, err
 	}
 	sigs := make(chan os.Signal, 64)
-	child.Catch(sigs, caught()...)
+	signal.Notify(sigs, caught()...)
 	st.Catch = sigs
 	return sigs, st, nil
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// rateTable is execrate's requests per second, a column per sender count,
+// with each contender's ratio to the exec.Command loop.
+func (r *results) rateTable(b *strings.Builder) {
+	names := r.whos(rateMetric(senderCounts[0]))
+	if len(names) == 0 {
+		return
+	}
+	b.WriteString("Exec requests of `true` per second, with 1, 4 and 16 concurrent senders (higher is better)\n\n| contender |")
+	for _, k := range senderCounts {
+		fmt.Fprintf(b, " %d |", k)
+	}
+	b.WriteString(" vs exec.Command per line |\n|---|")
+	b.WriteString(strings.Repeat("---|", len(senderCounts)+1) + "\n")
+	for _, n := range names {
+		fmt.Fprintf(b, "| %s |", n)
+		var vs []string
+		for _, k := range senderCounts {
+			fmt.Fprintf(b, " %s |", r.cell(rateMetric(k), n))
+			vs = append(vs, r.ratioCell(rateMetric(k), n, execLoop))
+		}
+		fmt.Fprintf(b, " %s |\n", strings.Join(vs, " / "))
+	}
+	b.WriteString("\n")
+}
+
+// afterOf pairs each contender of the -before binary with the one under
+// test.
+var afterOf = map[string]string{bridgeBefore: bridge, bridgeTTYBefore: bridgeTTY, bridgeExecBefore: bridgeExec}
+
+// beforeAfterTable puts side by side every figure measured for both
+// binaries, with after over before.
+func (r *results) beforeAfterTable(b *strings.Builder) {
+	var rows []string
+	for _, k := range r.order {
+		after, ok := afterOf[k.who]
+		if !ok {
+			continue
+		}
+		if _, ok := r.get(k.metric, after); !ok {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", k.metric, after,
+			r.cell(k.metric, k.who), r.cell(k.metric, after), r.ratioCell(k.metric, after, k.who)))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("Before and after (-before's binary and the one under test, alternating in every round)\n\n")
+	b.WriteString("| metric | contender | before | after | after / before |\n|---|---|---|---|---|\n")
+	b.WriteString(strings.Join(rows, ""))
+	b.WriteString("\n")
+}
