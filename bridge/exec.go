@@ -34,7 +34,7 @@ type execMode struct {
 	reaper  *child.Reaper
 	src     *fifo.Source
 	out     *outFIFO
-	giveUp  *giveUp // when blocked writes are given up
+	giveUp  *giveUp   // when blocked writes are given up
 	replies *fifo.Dir // DIR/replies, or nil when there is none
 	poke    func()
 

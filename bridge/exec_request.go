@@ -177,11 +177,12 @@ func (r *request) await(ctx context.Context) end {
 }
 
 // stopForAgent gives the child's tree the stop signal, SIGKILL if the
-// child is still there when the stop escalates, and gives up on it at
-// the stop's deadline (a process in uninterruptible sleep dies only when
-// it leaves it): its exit frame then says KILL. Every process of the tree
-// is asked once (one scan of its cgroup or of /proc); finish's Stop does
-// not ask them again, and cleans up what is left.
+// child is still there when the stop escalates, and gives up on it
+// halfway from then to the stop's deadline (a process in uninterruptible
+// sleep dies only when it leaves it), so that its exit frame, which then
+// says KILL, still reaches a reader. Every process of the tree is asked
+// once (one scan of its cgroup or of /proc); finish's Stop does not ask
+// them again, and cleans up what is left.
 func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	e, p := r.e, r.p
 	killAt := e.giveUp.stop()
@@ -194,7 +195,7 @@ func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	case <-t.C:
 	}
 	p.Signal(syscall.SIGKILL)
-	t.Reset(time.Until(e.giveUp.deadline()))
+	t.Reset(time.Until(killAt.Add(stopGrace / 2)))
 	select {
 	case <-p.Done():
 		return p.Status(), true
