@@ -28,11 +28,11 @@ import (
 // get SIGKILL, plus stopGrace for their exit frames to reach a reader.
 // From the deadline on, every write still under way and every later one
 // is given up (reply FIFOs by their write deadline, the output FIFO by
-// closing it, the rejection queue by dropping); a child that survives
-// SIGKILL is given up on before it, halfway. Nothing of exec mode waits
-// past it, so a stop ends within -stop-timeout + stopGrace and the time to
-// tidy up (unless a tree outlives SIGKILL: package child's Stop waits for
-// it longer).
+// closing it, the rejection queue by dropping); the exit frame of a child
+// SIGKILL has not ended by halfway to it is written then. Nothing of exec
+// mode waits past it, so a stop ends within -stop-timeout + stopGrace and
+// the time to tidy up (unless a tree outlives SIGKILL: package child's
+// Stop waits for it longer).
 
 // stopGrace is how long after SIGKILL a stopping agent still waits for
 // readers to take the last frames.

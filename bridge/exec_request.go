@@ -177,12 +177,14 @@ func (r *request) await(ctx context.Context) end {
 }
 
 // stopForAgent gives the child's tree the stop signal, SIGKILL if the
-// child is still there when the stop escalates, and gives up on it
-// halfway from then to the stop's deadline (a process in uninterruptible
-// sleep dies only when it leaves it), so that its exit frame, which then
-// says KILL, still reaches a reader. Every process of the tree is asked
-// once (one scan of its cgroup or of /proc); finish's Stop does not ask
-// them again, and cleans up what is left.
+// child is still there when the stop escalates, and waits for it to be
+// reaped at most halfway from then to the stop's deadline: on a loaded
+// machine a killed process may take that long to run its exit, and one in
+// uninterruptible sleep dies only when it leaves it. Its exit frame, which
+// says KILL either way, then still reaches a reader; finish's Stop waits
+// for the tree (package child warns about what survives SIGKILL). Every
+// process of the tree is asked once (one scan of its cgroup or of /proc);
+// finish's Stop does not ask them again, and cleans up what is left.
 func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	e, p := r.e, r.p
 	killAt := e.giveUp.stop()
@@ -200,7 +202,7 @@ func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	case <-p.Done():
 		return p.Status(), true
 	case <-t.C:
-		e.cfg.Log.Warn("stopping: giving up on a request's child that survives SIGKILL", "id", r.req.ID, "pid", p.Pid)
+		e.cfg.Log.Info("stopping: the exit frame goes before the child killed with SIGKILL is reaped", "id", r.req.ID, "pid", p.Pid)
 		return child.Signaled(syscall.SIGKILL), true
 	}
 }
