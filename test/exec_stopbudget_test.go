@@ -45,14 +45,17 @@ var ignoreTermReady = binSh(`read ready; trap "" TERM; : >"$ready"; exec sleep 6
 // TestExecStopBudget checks the stop budget in each state, budgetTrials
 // times in a row, and logs the slowest stop of each.
 func TestExecStopBudget(t *testing.T) {
+	// Where children ignore TERM, no stop can end before -stop-timeout:
+	// one that does means the state was not what the test made.
 	states := []struct {
-		name  string
-		setup func(t *testing.T) (*agent, func())
+		name    string
+		setup   func(t *testing.T) (*agent, func())
+		atLeast time.Duration
 	}{
-		{"full output fifo nobody reads", budgetFullOutput},
-		{"stalled reply fifos", budgetStalledReplies},
-		{"rejection queue full", budgetRejectionsFull},
-		{"30 running and 20 queued ignore TERM", budgetRunningAndQueued},
+		{"full output fifo nobody reads", budgetFullOutput, budgetStopTimeout},
+		{"stalled reply fifos", budgetStalledReplies, budgetStopTimeout},
+		{"rejection queue full", budgetRejectionsFull, 0},
+		{"30 running and 20 queued ignore TERM", budgetRunningAndQueued, budgetStopTimeout},
 	}
 	for _, s := range states {
 		t.Run(s.name, func(t *testing.T) {
@@ -62,6 +65,9 @@ func TestExecStopBudget(t *testing.T) {
 					checkLeaks(t, true)
 					a, after := s.setup(t)
 					took = append(took, timeStop(t, a))
+					if last := took[len(took)-1]; last < s.atLeast {
+						t.Errorf("stop took %v, less than -stop-timeout: a child did not ignore TERM", last)
+					}
 					if after != nil {
 						after()
 					}
@@ -227,10 +233,17 @@ func budgetRunningAndQueued(t *testing.T) (*agent, func()) {
 				ended++
 			}
 		}
+		killed := 0
 		for id, resp := range all {
-			if resp.exit == nil && (resp.err == nil || !strings.Contains(resp.err.Error, "stopping")) {
-				t.Errorf("request %s: want an exit frame, or an error frame saying the agent stops:%s", id, resp)
+			switch {
+			case resp.exit != nil && resp.exit.Signal == "KILL":
+				killed++
+			case resp.err == nil || !strings.Contains(resp.err.Error, "stopping"):
+				t.Errorf("request %s: want an exit frame saying KILL, or an error frame saying the agent stops:%s", id, resp)
 			}
+		}
+		if killed != running {
+			t.Errorf("%d exit frames say KILL, want %d", killed, running)
 		}
 		w.close()
 	}
