@@ -41,9 +41,10 @@
 //   - A stop returns within -stop-timeout + stopGrace (0.25 s) and the
 //     time to tidy up, when every child dies at SIGKILL: one deadline, kept
 //     by giveUp alone, ends every write still under way then (output FIFO,
-//     reply FIFOs, rejection queue) and the wait for a child that survives
-//     SIGKILL. While serving, a finished request's frames wait for a reader
-//     at most -stop-timeout (at least 1 s) without progress.
+//     reply FIFOs, rejection queue); a child SIGKILL has not ended halfway
+//     to it gets its exit frame then. While serving, a finished request's
+//     frames wait for a reader at most -stop-timeout (at least 1 s)
+//     without progress.
 //   - A request is one object (request) that owns its child, pipes, reply
 //     FIFO and goroutines; the dispatcher waits for it. A reply reader
 //     leaving is seen at once, in the runtime's poller, not on a clock.
