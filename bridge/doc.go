@@ -38,9 +38,16 @@
 //     FIFOs are never waited for by the loop, and error frames for the
 //     output FIFO wait in a queue bounded in bytes, which pushes back on the
 //     loop only while a reader takes them.
-//   - A stop returns within -stop-timeout + 1 s when every child dies at
-//     SIGKILL: one give-up deadline ends every write still blocked then,
-//     and leaves writes that make progress to finish.
+//   - A stop returns within -stop-timeout + stopGrace (0.25 s) and the
+//     time to tidy up, when every child dies at SIGKILL: one deadline, kept
+//     by giveUp alone, ends every write still under way then (output FIFO,
+//     reply FIFOs, rejection queue); a child SIGKILL has not ended halfway
+//     to it gets its exit frame then. While serving, a finished request's
+//     frames wait for a reader at most -stop-timeout (at least 1 s)
+//     without progress.
+//   - A request is one object (request) that owns its child, pipes, reply
+//     FIFO and goroutines; the dispatcher waits for it. A reply reader
+//     leaving is seen at once, in the runtime's poller, not on a clock.
 //   - Reply FIFOs left behind by a send that was killed are removed: at
 //     start and every SweepPeriod, a FIFO in replies/ that no queued,
 //     running or answered request holds, that nobody reads and that has not

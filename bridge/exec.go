@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
@@ -22,18 +21,20 @@ import (
 //     waiting, and waits only for room in the queue of requests or, while
 //     a reader takes error frames from the output FIFO, for room in the
 //     rejection queue. The dispatcher waits for free slots.
-//   - Each request's frames are written by a writer of its own (output), so
-//     a reader that does not read holds up only that request's frames, and
-//     through its full pipes its child, never its time limit or the loop.
+//   - Each request (a request, run by a goroutine of the dispatcher's)
+//     writes its own frames, so a reader that does not read holds up only
+//     that request's frames, and through its full pipes its child, never
+//     its time limit or the loop.
 //   - A slot is held while the request's tree lives, not while its frames
 //     wait for a reader.
-//   - At a stop, one give-up deadline (giveUp) ends every write still
-//     blocked then; writes that go on are left to finish.
+//   - How long a blocked write waits, while serving and at a stop, is
+//     giveUp's to say, and nobody else's (see exec_giveup.go).
 type execMode struct {
 	cfg     *Config
 	reaper  *child.Reaper
 	src     *fifo.Source
 	out     *outFIFO
+	giveUp  *giveUp   // when blocked writes are given up
 	replies *fifo.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
@@ -54,30 +55,28 @@ type execMode struct {
 	queue   []*pending           // waiting for a slot, in arrival order
 	live    map[string][]*cancel // running requests by id, until their child is reaped
 	running map[*child.Process]bool
-	writers map[*output]struct{} // request writers on reply FIFOs
 	// replyNames counts, by name, the reply FIFOs open for requests that
 	// are queued, running, or being answered: the sweep leaves them alone.
 	replyNames map[string]int
 	last       *status.LastExit
 	ctx        context.Context // of run; done means stopping
-	stopAt     time.Time       // when a stop escalates to SIGKILL; zero until stopping
 	unread     []byte          // left in the input FIFO at stop
 }
 
 func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, replies *fifo.Dir, poke func()) *execMode {
 	// The program was looked up in PATH once, at start, not for every
 	// request; without that, each request looks it up, for its error frame.
-	out := &outFIFO{sink: sink}
+	out := newOutFIFO(sink)
 	return &execMode{
 		path: cfg.ProgramPath,
 		cfg:  cfg, reaper: reaper, src: src, out: out, poke: poke,
+		giveUp:     newGiveUp(cfg.StopTimeout),
 		replies:    replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
 		live:       make(map[string][]*cancel),
 		queued:     make(chan struct{}, 1),
 		room:       make(chan struct{}, 1),
-		writers:    make(map[*output]struct{}),
 		replyNames: make(map[string]int),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
 		idle:       newIdleClock(),
@@ -87,8 +86,8 @@ func newExecMode(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo
 // run serves requests until ctx is done. Then no request starts; each
 // running one gets the stop sequence (its stop signal, SIGKILL at
 // -stop-timeout) and its exit frame; each line already read gets an error
-// frame. Frames that a reader takes are delivered; writes still blocked at
-// the give-up deadline (-stop-timeout plus flushGrace) are given up. run
+// frame. Frames that a reader takes are delivered; writes still under way
+// at the stop's deadline (-stop-timeout plus stopGrace) are given up. run
 // returns when every request and writer is done, and closes src and the
 // output FIFO.
 func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
@@ -107,12 +106,13 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	writer.Add(1)
 	go func() { defer writer.Done(); e.rejections.run() }()
 	<-ctx.Done()
+	e.giveUp.stop()
 	e.cfg.Log.Info("stopping: no new requests; stopping running ones")
 
 	finished := make(chan struct{})
 	var giver sync.WaitGroup
 	giver.Add(1)
-	go func() { defer giver.Done(); e.giveUp(e.stopDeadline().Add(flushGrace), finished) }()
+	go func() { defer giver.Done(); e.giveUp.expire(finished, e.giveUpOutput) }()
 	// serve wakes when the Source closes and then takes unread, so it is
 	// set before the lock is let go.
 	e.mu.Lock()
@@ -128,15 +128,15 @@ func (e *execMode) run(ctx context.Context) (child.ExitStatus, error) {
 	return child.ExitStatus{}, nil
 }
 
-// stopDeadline is when a stop escalates to SIGKILL: -stop-timeout after
-// the stop began. The first caller once stopping fixes it.
-func (e *execMode) stopDeadline() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stopAt.IsZero() {
-		e.stopAt = time.Now().Add(e.cfg.StopTimeout)
+// giveUpOutput is the stop's deadline for the output FIFO: it is closed,
+// which gives up the frame in it and every one after, and error frames
+// that find the rejection queue full are dropped.
+func (e *execMode) giveUpOutput() {
+	e.rejections.giveUp()
+	if e.out.untaken() > 0 {
+		e.cfg.Log.Warn("stopping: giving up on the output fifo: nobody takes what is left")
 	}
-	return e.stopAt
+	e.out.sink.Close()
 }
 
 // forward passes signals to every running child's process group.

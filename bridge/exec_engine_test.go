@@ -204,8 +204,8 @@ func TestExecStopGivesUpBlockedOutput(t *testing.T) {
 	fill(t, g.e.cfg.Out)
 	g.write("hello\n" + strings.Repeat("{bad\n", 3000))
 	require.Eventually(t, func() bool { return g.e.rejected.Load() == 3000 }, 10*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { return g.e.out.blocked(blockedAfter) }, 10*time.Second, 5*time.Millisecond)
-	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
+	require.Eventually(t, func() bool { return g.e.out.untaken() > 0 }, 10*time.Second, 5*time.Millisecond)
+	g.stopWithin(g.e.cfg.StopTimeout + stopGrace + 250*time.Millisecond)
 }
 
 // A request's time limit runs from its start even when its start frame
@@ -353,7 +353,7 @@ func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
 	require.NoError(t, err)
 	sink, err := fifo.OpenSink(path)
 	require.NoError(t, err)
-	q := newRejectionQueue(&outFIFO{sink: sink}, limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	q := newRejectionQueue(newOutFIFO(sink), limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan struct{})
 	go func() { defer close(done); q.run() }()
 	t.Cleanup(func() {
@@ -396,7 +396,7 @@ func TestRejectionQueueBackpressure(t *testing.T) {
 }
 
 // With nobody reading the output FIFO, a full rejection queue drops frames
-// after noReaderAfter rather than hold up the request loop for good.
+// after readerPatience rather than hold up the request loop for good.
 func TestRejectionQueueDropsWithoutReader(t *testing.T) {
 	q, path := queueOn(t, 300)
 	fill(t, path)
@@ -425,11 +425,7 @@ func TestExecStalledReplyGivenUpAfterTheRequest(t *testing.T) {
 	g.stalledReply("stall")
 	g.write(`{"id":"s","reply":"stall","timeout":"200ms","stdin":"` + strings.Repeat("y", 200_000) + `"}` + "\n")
 	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool {
-		g.e.mu.Lock()
-		defer g.e.mu.Unlock()
-		return len(g.e.writers) == 0
-	}, replyPatienceMin+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
+	require.Eventually(t, func() bool { return g.e.giveUp.watching() == 0 }, readerPatience+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
 }
 
@@ -543,7 +539,7 @@ func TestExecUnreadOutputDoesNotPileUpDescriptors(t *testing.T) {
 		g.write(fmt.Sprintf(`{"id":"p%d","stdin":"hello\n"}`+"\n", i))
 	}
 	require.Eventually(t, func() bool { return g.e.completed.Load() == n }, 20*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { return countFDs(t) <= before+4 }, replyPatienceMin+10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return countFDs(t) <= before+4 }, readerPatience+10*time.Second, 20*time.Millisecond,
 		"descriptors of finished requests whose output nobody reads are kept")
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
 }

@@ -62,10 +62,11 @@ func (e *execMode) dispatch(ctx context.Context, requests *sync.WaitGroup) {
 			<-e.slots // canceled while it waited for the slot
 			continue
 		}
+		r := e.newRequest(p)
 		requests.Add(1)
 		go func() {
 			defer requests.Done()
-			e.handle(ctx, p, func() { <-e.slots })
+			r.run(ctx, func() { <-e.slots })
 		}()
 	}
 	e.mu.Lock()

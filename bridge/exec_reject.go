@@ -13,11 +13,6 @@ import (
 // in bytes: bad input costs the agent this much memory at most.
 const rejectionQueueBytes = 256 << 10
 
-// noReaderAfter is how long the output FIFO must have taken nothing, while
-// the rejection queue is full, before the agent decides that nobody reads
-// it and drops error frames rather than stop reading requests.
-const noReaderAfter = time.Second
-
 // maxErrorLen bounds the message of an error frame, so that with an id of
 // protocol.MaxIDLen (escaped, at most six times as long) the frame stays
 // under PIPE_BUF and is written whole or not at all.
@@ -41,15 +36,6 @@ func (e *execMode) reject(id string, reply *fifo.Reply, err error) {
 	if werr := writeNow(reply, frame); werr != nil {
 		e.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
 	}
-}
-
-// rejectStarted answers a request whose program could not start: on the
-// request's own output, which has not written anything yet.
-func (e *execMode) rejectStarted(id string, out *output, err error) {
-	e.rejected.Add(1)
-	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	out.send(errorFrame(id, err))
-	e.poke()
 }
 
 func errorFrame(id string, err error) []byte {
@@ -86,7 +72,7 @@ func newRejectionQueue(out *outFIFO, limit int, log *slog.Logger) *rejectionQueu
 
 // put queues frame. While the queue is full it waits for room as long as
 // the output FIFO's reader takes frames; when nobody reads (nothing taken
-// for noReaderAfter), or after giveUp, it drops the frame and logs that.
+// for readerPatience), or after giveUp, it drops the frame and logs that.
 func (q *rejectionQueue) put(frame []byte) {
 	for {
 		q.mu.Lock()
@@ -101,7 +87,8 @@ func (q *rejectionQueue) put(frame []byte) {
 			poke(q.ready)
 			return
 		}
-		if q.given || q.out.blocked(noReaderAfter) {
+		untaken := q.out.untaken()
+		if q.given || untaken >= readerPatience {
 			if q.dropped == 0 {
 				q.log.Warn("error frames dropped from now on: nobody reads the output fifo")
 			}
@@ -110,7 +97,7 @@ func (q *rejectionQueue) put(frame []byte) {
 			return
 		}
 		q.mu.Unlock()
-		t := time.NewTimer(noReaderAfter / 4)
+		t := time.NewTimer(readerPatience - untaken)
 		select {
 		case <-q.room:
 		case <-q.givenUp:
@@ -141,7 +128,7 @@ func (q *rejectionQueue) run() {
 		q.frames[0] = nil
 		q.frames = q.frames[1:]
 		q.mu.Unlock()
-		err := q.out.write(frame)
+		err := q.out.write(frame, nil, 0)
 		q.mu.Lock()
 		q.bytes -= len(frame)
 		if err != nil {
