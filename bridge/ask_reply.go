@@ -26,26 +26,28 @@ type askReply struct {
 	done   bool // finish was called: write what is queued, then close
 	left   atomic.Bool
 
-	watchDone chan struct{}
-	closed    chan struct{} // closed once the writer and the watch returned and the FIFO is closed
+	closed chan struct{} // closed once the writer and the watch returned and the FIFO is closed
 }
 
 // newAskReply starts the writer and the watch of reply; gone is called,
 // once, from the watch when the reader leaves. wg counts them until the
 // reply FIFO is closed.
 func newAskReply(id string, reply *fifo.Reply, log *slog.Logger, gone func(), wg *sync.WaitGroup) *askReply {
-	r := &askReply{id: id, reply: reply, log: log, watchDone: make(chan struct{}), closed: make(chan struct{})}
+	r := &askReply{id: id, reply: reply, log: log, closed: make(chan struct{})}
 	r.cond.L = &r.mu
 	watched := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer close(watched)
-		watchReader(reply.File(), r.watchDone, func() { r.left.Store(true); gone() })
+		if readerGone(reply.File()) {
+			r.left.Store(true)
+			gone()
+		}
 	}()
 	go func() {
 		defer wg.Done()
 		r.run()
-		close(r.watchDone)
+		reply.File().SetReadDeadline(time.Unix(1, 0)) // ends the watch
 		<-watched
 		reply.Close()
 		close(r.closed)

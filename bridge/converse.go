@@ -156,9 +156,6 @@ func (c *conversation) nextLook() (time.Time, bool) {
 	if !c.recovering.IsZero() && len(c.queue) > 0 {
 		take(c.recovering)
 	}
-	if c.cur != nil || len(c.queue) > 0 {
-		take(time.Now().Add(readerCheck)) // a vanished ask shows within this
-	}
 	return next, ok
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
-	"golang.org/x/sys/unix"
 )
 
 // errReaderGone is a reply FIFO whose last reader closed it.
@@ -124,24 +123,10 @@ func (w *frames) leave(err error) {
 	})
 }
 
-// watchReader waits until the reply FIFO has no reader left, and leaves
-// then. It sleeps in the runtime's poller: the write end of a pipe whose
-// last reader closed it polls POLLERR, which wakes a read wait (nothing
-// else does: a write end is never readable). close ends it with a past
-// read deadline.
+// watchReader waits until the reply FIFO has no reader left (readerGone),
+// and leaves then. close ends it with a past read deadline.
 func (w *frames) watchReader() {
-	rc, err := w.reply.File().SyscallConn()
-	if err != nil {
-		return
-	}
-	gone := false
-	rc.Read(func(fd uintptr) bool {
-		fds := []unix.PollFd{{Fd: int32(fd)}}
-		n, err := unix.Poll(fds, 0)
-		gone = err == nil && n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
-		return gone
-	})
-	if gone {
+	if readerGone(w.reply.File()) {
 		w.leave(errReaderGone)
 	}
 }
