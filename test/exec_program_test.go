@@ -17,17 +17,27 @@ func TestExecProgramAtStart(t *testing.T) {
 	if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	onlyRoot := filepath.Join(sharedTemp(t), "onlyroot")
+	if err := os.WriteFile(onlyRoot, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		program string
 		flags   []string
 		want    int
+		env     []string
 	}{
-		{"not found in PATH", "fifobridge-no-such-program", nil, 127},
-		{"not found by path", "/nonexistent/program", nil, 127},
-		{"not executable", noExec, nil, 126},
-		{"a directory", t.TempDir(), nil, 126},
-		{"mapped", "/nonexistent/program", []string{"-exit-map", "127=3"}, 3},
+		// As a shell does: a name on PATH that is there but not
+		// executable is 126, not 127.
+		{"not executable on PATH", "noexec", nil, 126, []string{"PATH=" + filepath.Dir(noExec) + ":/usr/bin:/bin"}},
+		// Executable for the agent, not for the child's -user.
+		{"not executable for -user", onlyRoot, []string{"-user", "2000:3000", "-cgroup", "off"}, 126, nil},
+		{"not found in PATH", "fifobridge-no-such-program", nil, 127, nil},
+		{"not found by path", "/nonexistent/program", nil, 127, nil},
+		{"not executable", noExec, nil, 126, nil},
+		{"a directory", t.TempDir(), nil, 126, nil},
+		{"mapped", "/nonexistent/program", []string{"-exit-map", "127=3"}, 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -36,7 +46,7 @@ func TestExecProgramAtStart(t *testing.T) {
 			existing := t.TempDir()
 			for _, dir := range []string{fresh, existing} {
 				args := append([]string{"run", "-mode", "exec", "-dir", dir}, tc.flags...)
-				code, stderr := runAgent(t, nil, append(args, "--", tc.program)...)
+				code, stderr := runAgent(t, tc.env, append(args, "--", tc.program)...)
 				if code != tc.want {
 					t.Errorf("run %q exited %d, want %d; stderr:\n%s", args, code, tc.want, stderr)
 				}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -256,7 +255,7 @@ func absolutePaths(cfg *bridge.Config) error {
 // (126); cfg.ProgramPath then stays empty, and each start looks it up again
 // to report its error.
 func lookupProgram(cfg *bridge.Config) *child.StartError {
-	path, err := exec.LookPath(cfg.Program)
+	path, err := child.LookPath(cfg.Program, cfg.Credential)
 	if err != nil {
 		return &child.StartError{Program: cfg.Program, Err: err}
 	}
