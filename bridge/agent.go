@@ -111,6 +111,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	} else {
 		st := newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
 		st.replies = a.replies // with -prompt, for the asks
+		st.created = a.addCreated
 		m = st
 	}
 	a.setSource(m.snapshot)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -58,8 +59,17 @@ func (s *stream) serveConversation(wg *sync.WaitGroup, done <-chan struct{}) (st
 		wg.Add(1)
 		go func() { defer wg.Done(); s.conv.serveAsks(asks, s.replies) }()
 	}
+	// DIR/ask is followed as DIR/in and DIR/out are: a replaced one is
+	// served, a missing one made again.
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	if asks != nil {
+		ends := []followed{{entry{s.dir, askName}, s.dir.Join(askName), asks}}
+		wg.Add(1)
+		go func() { defer wg.Done(); followEnds(followCtx, s.cfg, ends, nil, s.created) }()
+	}
 	return func() {
 		s.conv.stop()
+		stopFollow()
 		if asks != nil {
 			asks.Close() // ends serveAsks
 		}

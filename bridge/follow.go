@@ -38,16 +38,22 @@ type followed struct {
 }
 
 // follow keeps src and sink on the FIFOs their entries name until ctx is
-// done: a replaced FIFO is served in place of the old one, and with Create
-// a missing one is made again after remakeDelay. Entries are looked at
-// with fstatat relative to their directory's descriptor, never following a
-// link, and remade with mkfifoat there (fifo.Dir.Make).
+// done (see followEnds).
 func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
-	cfg := a.cfg
-	ends := []followed{
-		{entry{a.inDir, filepath.Base(cfg.In)}, cfg.In, src},
-		{entry{a.outDir, filepath.Base(cfg.Out)}, cfg.Out, sink},
-	}
+	followEnds(ctx, a.cfg, []followed{
+		{entry{a.inDir, filepath.Base(a.cfg.In)}, a.cfg.In, src},
+		{entry{a.outDir, filepath.Base(a.cfg.Out)}, a.cfg.Out, sink},
+	}, sink, a.addCreated)
+}
+
+// followEnds keeps each end on the FIFO its entry names until ctx is done:
+// a replaced FIFO is served in place of the old one, and with Create a
+// missing one is made again after remakeDelay (and given to created, to be
+// removed at exit). Entries are looked at with fstatat relative to their
+// directory's descriptor, never following a link, and remade with mkfifoat
+// there (fifo.Dir.Make). sink, when one of the ends, gets the bytes left
+// in a replaced FIFO moved at once.
+func followEnds(ctx context.Context, cfg *Config, ends []followed, sink *fifo.Sink, created func(*fifo.Dir, string)) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
@@ -62,7 +68,7 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 			return
 		case changed:
 			cfg.Log.Info("fifo replaced; serving the new one", "path", f.path, "created", made)
-			if f.end == reopener(sink) {
+			if sink != nil && f.end == reopener(sink) {
 				// Output waiting in the old FIFO moves now, not with the
 				// child's next write; closing the sink ends the wait.
 				wg.Add(1)
@@ -71,7 +77,7 @@ func (a *agent) follow(ctx context.Context, src reopener, sink *fifo.Sink) {
 		}
 		reported[f.path] = false
 		if made {
-			a.addCreated(f.dir, f.name)
+			created(f.dir, f.name)
 		}
 	}
 

@@ -40,6 +40,9 @@ type stream struct {
 	conv    *conversation
 	script  *transcript
 	replies *fifo.Dir
+	// created records a FIFO the agent made again (DIR/ask, when it went
+	// missing), to be removed at exit.
+	created func(*fifo.Dir, string)
 }
 
 func newStream(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func(), dir *fifo.Dir) *stream {

@@ -289,3 +289,26 @@ func TestConversationHostUser(t *testing.T) {
 	runAs(t, member, nil, "ask", "-dir", a.dir, "print(6*7)").requireAnswer(t, "42\n")
 	requireNoReplies(t, a.dir)
 }
+
+// TestConversationAskFollowed: DIR/ask is followed as DIR/in is: removed,
+// it is made again; replaced, the new one is served.
+func TestConversationAskFollowed(t *testing.T) {
+	checkLeaks(t, true)
+	a := startPython(t)
+	a.ask("print(1)").requireAnswer(t, "1\n")
+	askPath := filepath.Join(a.dir, "ask")
+	if err := os.Remove(askPath); err != nil {
+		t.Fatal(err)
+	}
+	a.ask("print(2)").requireAnswer(t, "2\n") // -wait: until it is made again
+	if err := os.Remove(askPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(askPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.ask("print(3)").requireAnswer(t, "3\n")
+	if code := a.stop(); code != 0 && code != 143 {
+		t.Fatalf("agent exited %d", code)
+	}
+}
