@@ -38,6 +38,11 @@ func (a *agent) childAccess(cred *syscall.Credential) []string {
 	if st, err := a.inDir.Stat(in); err == nil && may(&st, cred, permW) {
 		found = append(found, fmt.Sprintf("it can write the input FIFO %s (mode %04o; see -perm)", a.cfg.In, st.Mode&0o7777))
 	}
+	if a.cfg.Prompt != nil && a.dir != nil {
+		if st, err := a.dir.Stat(askName); err == nil && may(&st, cred, permW) {
+			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(askName), st.Mode&0o7777))
+		}
+	}
 	var dst unix.Stat_t
 	if unix.Fstat(a.inDir.Fd(), &dst) == nil && may(&dst, cred, permW|permX) {
 		found = append(found, fmt.Sprintf("it can replace the input FIFO: %s is writable to it (mode %04o)", a.inDir.Path(), dst.Mode&0o7777))

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -40,6 +41,9 @@ func (c *conversation) accept(line []byte, err error, replies *fifo.Dir) {
 	} else {
 		req, err = protocol.ParseAsk(line)
 	}
+	if req.ID == "" {
+		req.ID = c.newID() // as exec mode does: every frame names its ask
+	}
 	if req.Reply == "" || replies == nil {
 		c.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
 		return
@@ -73,4 +77,10 @@ func (c *conversation) refuse(id string, reply *fifo.Reply, err error) {
 		c.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
 	}
 	reply.Close()
+}
+
+// newID names an ask that came without an id; only the ask reader calls it.
+func (c *conversation) newID() string {
+	c.nextID++
+	return "a" + strconv.FormatUint(c.nextID, 10)
 }

@@ -31,6 +31,7 @@ import (
 // their limit and starts the next. The copy of the child's output and the
 // accept loop call in under mu.
 type conversation struct {
+	nextID     uint64 // ids given to asks that came without one; the ask reader's own
 	cfg        *Config
 	writeInput func(p []byte) error // a turn's input, whole, to the current child
 	interrupt  func()               // interrupts the child's foreground work
