@@ -164,6 +164,37 @@ func TestNoEchoOnPipes(t *testing.T) {
 	c.finish()
 }
 
+// TestEchoAfterContinuationPrompt: the echo of a later input line follows
+// the child's continuation prompt, which the prompt expression need not
+// match; the turn still ends at the prompt, and that line is not answer.
+func TestEchoAfterContinuationPrompt(t *testing.T) {
+	for _, c := range []struct {
+		name, prompt, input string
+		chunks              []string
+		answer              string
+	}{
+		{"python", `^>>> $`, "x = (1,\n2)\n", []string{"x = (1,\r\n", "... ", "2)\r\n>>> "}, ""},
+		{"python block", `^>>> $`, "for i in 'ab':\n    print(i)\n\n",
+			[]string{"for i in 'ab':\r\n", "... ", "    print(i)\r\n... \r\na\r\nb\r\n>>> "}, "a\nb\n"},
+		{"sqlite", `^sqlite> $`, "select 1,\n2;\n", []string{"select 1,\r\n", "   ...> ", "2;\r\n1|2\r\nsqlite> "}, "1|2\n"},
+		{"answer ending like the input", `^>>> $`, "a\nb\n", []string{"a\r\n", "Ab\r\n>>> b\r\nB\r\n>>> "}, "Ab\nB\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClock(t, c.prompt, true)
+			r.out(c.prompt[1 : len(c.prompt)-1]).settle()
+			tu := r.ask(c.input, 0)
+			for _, ch := range c.chunks {
+				r.after(time.Millisecond).out(ch)
+			}
+			r.settle()
+			if !tu.ended || tu.answer.String() != c.answer {
+				t.Errorf("answer %q (ended %v), want %q; echo %q", tu.answer.String(), tu.ended, c.answer, tu.echo.String())
+			}
+			r.finish()
+		})
+	}
+}
+
 // TestEchoHoldsReadiness: a prompt shown while the echo of later input
 // lines is still to come is not the end of the turn, however quiet.
 func TestEchoHoldsReadiness(t *testing.T) {
