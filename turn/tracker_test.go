@@ -195,6 +195,51 @@ func TestEchoAfterContinuationPrompt(t *testing.T) {
 	}
 }
 
+// TestPromptEndsLine: output that does not end its line puts the prompt
+// after it ("x>>> " after print("x", end="")); the end of the line that
+// the prompt matches is the prompt, the rest answer. A line that only
+// looks like that, with more before the quiet period, is answer.
+func TestPromptEndsLine(t *testing.T) {
+	long := strings.Repeat("y", 200) // longer than maxSuffix
+	for _, c := range []struct {
+		name, input string
+		tty         bool
+		chunks      []string
+		answer      string
+		ended       bool
+	}{
+		{"pipes", "print('x', end='')\n", false, []string{"x>>> "}, "x", true},
+		{"terminal", "print('x', end='')\n", true, []string{"print('x', end='')\r\n", "x\x1b[?2004h>>> "}, "x", true},
+		{"carriage return", "p\n", false, []string{"50%\r>>> "}, "50%", true},
+		{"long line", "p\n", false, []string{long + ">>> "}, long, true},
+		{"more before quiet", "p\n", false, []string{"x>>> ", "more\n>>> "}, "x>>> more\n", true},
+		{"not the prompt", "p\n", false, []string{"x>> "}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClock(t, `^>>> $`, c.tty)
+			r.out(">>> ").settle()
+			tu := r.ask(c.input, 0)
+			for _, ch := range c.chunks {
+				r.after(time.Millisecond).out(ch)
+			}
+			r.settle()
+			if tu.ended != c.ended || tu.answer.String() != c.answer {
+				t.Errorf("answer %q (ended %v), want %q (ended %v)", tu.answer.String(), tu.ended, c.answer, c.ended)
+			}
+			if !c.ended {
+				r.eof(r.now) // hands back what is held
+			}
+			r.finish()
+		})
+	}
+	r := newClock(t, `^>>> $`, false) // a new child's banner
+	r.out("Welcome>>> ").settle()
+	if !r.tr.Ready() {
+		t.Error("not ready at a prompt after a banner")
+	}
+	r.finish()
+}
+
 // TestEchoHoldsReadiness: a prompt shown while the echo of later input
 // lines is still to come is not the end of the turn, however quiet.
 func TestEchoHoldsReadiness(t *testing.T) {
