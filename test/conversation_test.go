@@ -182,6 +182,23 @@ func TestConversationShellTerminal(t *testing.T) {
 	}
 }
 
+// TestConversationContinuationPrompt: on a terminal, a multi-line ask to
+// python3 whose -prompt matches only its main prompt ends at that prompt,
+// and the echo of the later line, after the continuation prompt "... ", is
+// not part of the answer; output that does not end its line ends at the
+// prompt that follows it on that line.
+func TestConversationContinuationPrompt(t *testing.T) {
+	checkLeaks(t, true)
+	requirePython(t)
+	a := startAgent(t, agentConfig{flags: []string{"-tty", "-prompt", `^>>> $`},
+		program: []string{"python3", "-i", "-q"}})
+	a.ask("-timeout", "5s", "x = (1,\n2)").requireAnswer(t, "")
+	a.ask("-timeout", "5s", "for i in 'ab':\n    print(i)\n\n").requireAnswer(t, "a\nb\n")
+	a.ask("-timeout", "5s", "x").requireAnswer(t, "(1, 2)\n")
+	a.ask("-timeout", "5s", "print('x', end='')").requireAnswer(t, "x")
+	a.stop()
+}
+
 // TestConversationKilledAsk: an ask killed mid-turn (SIGKILL: it removes
 // nothing) interrupts its turn, and its leftovers never reach the next.
 func TestConversationKilledAsk(t *testing.T) {

@@ -33,7 +33,8 @@ const (
 // Config says how to follow one child.
 type Config struct {
 	// Prompt matches the child's prompt: the text after the last newline,
-	// carriage returns and escape sequences removed. Required.
+	// carriage returns and escape sequences removed, or an end of that
+	// text of at most 64 bytes (see the package doc). Required.
 	Prompt *regexp.Regexp
 	// Quiet is how long the output must have stopped before the prompt is
 	// looked for; 0 means DefaultQuiet.

@@ -7,9 +7,11 @@
 //
 // The child is ready when its output has stopped for the quiet period
 // (DefaultQuiet) and the text after its last newline, with carriage returns
-// and terminal escape sequences removed, matches the prompt. It is busy
-// from the moment it is given input (Begin, Typed) until then, and a new
-// Tracker (a new child) is busy until its first prompt. A turn's answer is
+// and terminal escape sequences removed, matches the prompt, or else an end
+// of it of at most 64 bytes does: output that did not end its line comes
+// before the prompt on that line ("x>>> " after print("x", end="")), and is
+// answer. It is busy from the moment it is given input (Begin, Typed) until
+// then, and a new Tracker (a new child) is busy until its first prompt. A turn's answer is
 // what the child writes after Begin until it is ready again, less the echo
 // of the input and the final prompt; in terminal mode "\r\n" becomes "\n",
 // and escape sequences and carriage returns at a line's start are removed.
@@ -32,7 +34,10 @@
 //     prompt, and never more than MaxHold bytes of it beyond one call's
 //     input.
 //   - Echo is removed only where the output shows the input as echoed: a
-//     line that is not the input's line is answer.
+//     line that is not the input's line is answer. The echo of a later
+//     line may follow a prompt: one the expression matches, or a
+//     continuation prompt it need not match, up to 32 bytes of punctuation
+//     and spaces that end with a space ("... ", "   ...> ", "> ").
 //   - After Abandon, nothing the child writes reaches an answer until it is
 //     ready again; output while it is ready, between turns, is Discarded.
 //

@@ -81,7 +81,7 @@ func (e *echoExpect) match(v []byte, whole, start bool, prompt *regexp.Regexp, t
 	case !whole && len(v) == 0:
 		return true, false // a piece that shows nothing
 	case whole && bare && bytes.Equal(v, want):
-	case whole && !cont && len(v) > len(want) && bytes.HasSuffix(v, want) && prompt.Match(v[:len(v)-len(want)]):
+	case whole && !cont && len(v) > len(want) && bytes.HasSuffix(v, want) && e.prompted(v[:len(v)-len(want)], prompt):
 		prompted = true
 	case bare && len(v) > 0 && bytes.HasPrefix(want, v) && (!whole || terminal && len(v) < len(want)):
 		e.part += len(v)
@@ -109,4 +109,29 @@ func (e *echoExpect) miss() {
 	if e.part > 0 {
 		e.next, e.part = e.next+1, 0
 	}
+}
+
+// maxContPrompt is the longest continuation prompt taken as one without
+// the prompt expression's say.
+const maxContPrompt = 32
+
+// prompted reports whether p, what shows before the echo of the next input
+// line, is a prompt of the child's: one the expression matches, or, before
+// a later line, a continuation prompt it need not match ("... ",
+// "   ...> ", "> "): at most maxContPrompt bytes of punctuation and spaces
+// that end with a space. A continuation prompt with letters or digits in
+// it must be matched by the expression.
+func (e *echoExpect) prompted(p []byte, prompt *regexp.Regexp) bool {
+	if prompt.Match(p) {
+		return true
+	}
+	if e.next == 0 || len(p) > maxContPrompt || p[len(p)-1] != ' ' {
+		return false
+	}
+	for _, c := range p {
+		if c <= ' ' && c != ' ' || c >= 0x7f || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' {
+			return false
+		}
+	}
+	return true
 }

@@ -164,6 +164,82 @@ func TestNoEchoOnPipes(t *testing.T) {
 	c.finish()
 }
 
+// TestEchoAfterContinuationPrompt: the echo of a later input line follows
+// the child's continuation prompt, which the prompt expression need not
+// match; the turn still ends at the prompt, and that line is not answer.
+func TestEchoAfterContinuationPrompt(t *testing.T) {
+	for _, c := range []struct {
+		name, prompt, input string
+		chunks              []string
+		answer              string
+	}{
+		{"python", `^>>> $`, "x = (1,\n2)\n", []string{"x = (1,\r\n", "... ", "2)\r\n>>> "}, ""},
+		{"python block", `^>>> $`, "for i in 'ab':\n    print(i)\n\n",
+			[]string{"for i in 'ab':\r\n", "... ", "    print(i)\r\n... \r\na\r\nb\r\n>>> "}, "a\nb\n"},
+		{"sqlite", `^sqlite> $`, "select 1,\n2;\n", []string{"select 1,\r\n", "   ...> ", "2;\r\n1|2\r\nsqlite> "}, "1|2\n"},
+		{"answer ending like the input", `^>>> $`, "a\nb\n", []string{"a\r\n", "Ab\r\n>>> b\r\nB\r\n>>> "}, "Ab\nB\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClock(t, c.prompt, true)
+			r.out(c.prompt[1 : len(c.prompt)-1]).settle()
+			tu := r.ask(c.input, 0)
+			for _, ch := range c.chunks {
+				r.after(time.Millisecond).out(ch)
+			}
+			r.settle()
+			if !tu.ended || tu.answer.String() != c.answer {
+				t.Errorf("answer %q (ended %v), want %q; echo %q", tu.answer.String(), tu.ended, c.answer, tu.echo.String())
+			}
+			r.finish()
+		})
+	}
+}
+
+// TestPromptEndsLine: output that does not end its line puts the prompt
+// after it ("x>>> " after print("x", end="")); the end of the line that
+// the prompt matches is the prompt, the rest answer. A line that only
+// looks like that, with more before the quiet period, is answer.
+func TestPromptEndsLine(t *testing.T) {
+	long := strings.Repeat("y", 200) // longer than maxSuffix
+	for _, c := range []struct {
+		name, input string
+		tty         bool
+		chunks      []string
+		answer      string
+		ended       bool
+	}{
+		{"pipes", "print('x', end='')\n", false, []string{"x>>> "}, "x", true},
+		{"terminal", "print('x', end='')\n", true, []string{"print('x', end='')\r\n", "x\x1b[?2004h>>> "}, "x", true},
+		{"carriage return", "p\n", false, []string{"50%\r>>> "}, "50%", true},
+		{"long line", "p\n", false, []string{long + ">>> "}, long, true},
+		{"more before quiet", "p\n", false, []string{"x>>> ", "more\n>>> "}, "x>>> more\n", true},
+		{"not the prompt", "p\n", false, []string{"x>> "}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClock(t, `^>>> $`, c.tty)
+			r.out(">>> ").settle()
+			tu := r.ask(c.input, 0)
+			for _, ch := range c.chunks {
+				r.after(time.Millisecond).out(ch)
+			}
+			r.settle()
+			if tu.ended != c.ended || tu.answer.String() != c.answer {
+				t.Errorf("answer %q (ended %v), want %q (ended %v)", tu.answer.String(), tu.ended, c.answer, c.ended)
+			}
+			if !c.ended {
+				r.eof(r.now) // hands back what is held
+			}
+			r.finish()
+		})
+	}
+	r := newClock(t, `^>>> $`, false) // a new child's banner
+	r.out("Welcome>>> ").settle()
+	if !r.tr.Ready() {
+		t.Error("not ready at a prompt after a banner")
+	}
+	r.finish()
+}
+
 // TestEchoHoldsReadiness: a prompt shown while the echo of later input
 // lines is still to come is not the end of the turn, however quiet.
 func TestEchoHoldsReadiness(t *testing.T) {
