@@ -73,20 +73,37 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 
 	args := append([]string{agentBin, "run", "-dir", a.dir}, cfg.flags...)
 	args = append(append(args, "--"), cfg.program...)
+	env := append(agentEnv(t), cfg.env...)
+	if cfg.helper != "" {
+		env = append(env, helperEnv+"="+cfg.helper)
+	}
+	files := cfg.extraFiles
+	var report *pidReport
+	if len(cfg.wrap) > 0 && !cfg.wrapExecs {
+		// The agent runs through the launcher, which reports its pid.
+		var err error
+		if report, err = newPIDReport(); err != nil {
+			t.Fatal(err)
+		}
+		defer report.close()
+		files = append(append([]*os.File(nil), files...), report.theirs)
+		env = append(env, fmt.Sprintf("%s=%d", execReportEnv, 2+len(files)))
+		args = append([]string{selfBin}, args...)
+	}
 	args = append(killWithWrapper(cfg.wrap), args...)
 	a.cmd = exec.Command(args[0], args[1:]...)
+	a.cmd.Env = env
+	a.cmd.ExtraFiles = files
 	a.cmd.SysProcAttr = dieWithTest()
 	a.cmd.SysProcAttr.Credential = cfg.cred
-	a.cmd.Env = append(agentEnv(t), cfg.env...)
-	if cfg.helper != "" {
-		a.cmd.Env = append(a.cmd.Env, helperEnv+"="+cfg.helper)
-	}
-	a.cmd.ExtraFiles = cfg.extraFiles
 	stdout, stderr := a.logFile("stdout"), a.logFile("stderr")
 	a.cmd.Stdout, a.cmd.Stderr = stdout, stderr
 	err := a.cmd.Start()
 	stdout.Close()
 	stderr.Close()
+	if report != nil {
+		report.theirs.Close()
+	}
 	if err != nil {
 		t.Fatalf("start %q: %v", args, err)
 	}
@@ -97,8 +114,10 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 	}()
 	a.pid = a.cmd.Process.Pid
 	t.Cleanup(a.cleanup)
-	if len(cfg.wrap) > 0 && !cfg.wrapExecs {
-		a.pid = a.findWrapped()
+	if report != nil {
+		if a.pid, err = report.pid(hangTimeout); err != nil {
+			t.Fatalf("agent under %s did not start: %v; stderr:\n%s", a.cmd.Path, err, a.stderr())
+		}
 	}
 	return a
 }
@@ -121,20 +140,6 @@ func (a *agent) logFile(name string) *os.File {
 		a.t.Fatalf("create log file: %v", err)
 	}
 	return f
-}
-
-// findWrapped returns the pid of the agent started by the wrapper command
-// (its only child).
-func (a *agent) findWrapped() int {
-	a.t.Helper()
-	var kids []procStat
-	if !eventually(hangTimeout, func() bool {
-		kids = childrenOf(a.cmd.Process.Pid)
-		return len(kids) > 0 || a.exited()
-	}) || len(kids) == 0 {
-		a.t.Fatalf("agent under %s did not start; stderr:\n%s", a.cmd.Path, a.stderr())
-	}
-	return kids[0].pid
 }
 
 func (a *agent) stderr() string {
@@ -295,9 +300,9 @@ func (a *agent) waitChild() int {
 }
 
 // hostPID maps a pid reported by the agent to this PID namespace: for
-// agents in their own namespace it is looked up via NSpid.
+// agents in a namespace of their own it is looked up via NSpid.
 func (a *agent) hostPID(pid int) int {
-	if a.cmd.Path == agentBin || pid <= 0 {
+	if pid <= 0 || !a.ownPIDNamespace() {
 		return pid
 	}
 	for _, p := range pids() {
@@ -314,6 +319,14 @@ func (a *agent) hostPID(pid int) int {
 		}
 	}
 	return -1
+}
+
+// ownPIDNamespace reports whether the agent runs in another PID namespace
+// than the test.
+func (a *agent) ownPIDNamespace() bool {
+	mine, _ := os.Readlink("/proc/self/ns/pid")
+	its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", a.pid))
+	return err == nil && its != mine
 }
 
 // run runs a short command and returns its combined output.

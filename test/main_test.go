@@ -5,6 +5,8 @@
 // The test binary doubles as the children the agent supervises: when
 // FIFOBRIDGE_TEST_HELPER names a helper (see helpers_test.go), TestMain runs
 // that helper with the remaining arguments and exits instead of running tests.
+// It is also the launcher that reports a wrapped agent's pid
+// (wrapped_test.go).
 package test
 
 import (
@@ -53,6 +55,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if fd, ok := os.LookupEnv(execReportEnv); ok {
+		os.Exit(execReport(fd, os.Args[1:]))
+	}
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(runHelper(name, os.Args[1:]))
 	}
