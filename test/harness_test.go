@@ -65,6 +65,7 @@ type agent struct {
 // failed) when t ends.
 func startAgent(t *testing.T, cfg agentConfig) *agent {
 	t.Helper()
+	requireKnownSignals(t)
 	a := &agent{t: t, dir: cfg.dir, logDir: t.TempDir(), done: make(chan struct{})}
 	if a.dir == "" {
 		a.dir = filepath.Join(t.TempDir(), "fb")

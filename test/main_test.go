@@ -6,7 +6,9 @@
 // FIFOBRIDGE_TEST_HELPER names a helper (see helpers_test.go), TestMain runs
 // that helper with the remaining arguments and exits instead of running tests.
 // It is also the launcher that reports a wrapped agent's pid
-// (wrapped_test.go).
+// (wrapped_test.go). Before running tests, TestMain gives itself, and so
+// every process the tests start, a known signal state: nothing ignored or
+// blocked (signalstart_test.go).
 package test
 
 import (
@@ -61,6 +63,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(runHelper(name, os.Args[1:]))
 	}
+	startFromKnownSignals()
 	os.Exit(runTests(m))
 }
 
@@ -71,6 +74,9 @@ func TestMain(m *testing.M) {
 // run kills what is left of a dead run's processes and removes its
 // directory before it starts.
 func runTests(m *testing.M) int {
+	if knownSignals != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge tests: %v\n", knownSignals)
+	}
 	cleanDeadRuns()
 	tmp, err := os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {

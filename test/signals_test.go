@@ -116,7 +116,12 @@ func helperWithSigState(args []string) int {
 // procSigMasks returns SigIgn and SigBlk of /proc/PID/status.
 func procSigMasks(pid string) (ignored, blocked uint64) {
 	b, _ := os.ReadFile("/proc/" + pid + "/status")
-	for _, line := range strings.Split(string(b), "\n") {
+	return parseProcSigMasks(string(b))
+}
+
+// parseProcSigMasks returns SigIgn and SigBlk of a /proc/PID/status text.
+func parseProcSigMasks(status string) (ignored, blocked uint64) {
+	for _, line := range strings.Split(status, "\n") {
 		k, v, _ := strings.Cut(line, ":")
 		n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 		switch k {
