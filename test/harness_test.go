@@ -88,8 +88,7 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 		}
 		defer report.close()
 		files = append(append([]*os.File(nil), files...), report.theirs)
-		env = append(env, fmt.Sprintf("%s=%d", execReportEnv, 2+len(files)))
-		args = append([]string{selfBin}, args...)
+		args = append([]string{selfBin, fmt.Sprintf("%s%d", execReportArg, 2+len(files))}, args...)
 	}
 	args = append(killWithWrapper(cfg.wrap), args...)
 	a.cmd = exec.Command(args[0], args[1:]...)

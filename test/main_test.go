@@ -57,8 +57,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if fd, ok := os.LookupEnv(execReportEnv); ok {
-		os.Exit(execReport(fd, os.Args[1:]))
+	if len(os.Args) > 2 && strings.HasPrefix(os.Args[1], execReportArg) {
+		os.Exit(execReport(strings.TrimPrefix(os.Args[1], execReportArg), os.Args[2:]))
 	}
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(runHelper(name, os.Args[1:]))

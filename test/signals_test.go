@@ -204,12 +204,11 @@ func TestSignalAgentSurvivesFaultSignals(t *testing.T) {
 func TestSignalInheritedState(t *testing.T) {
 	checkLeaks(t, true)
 	a := startAgent(t, agentConfig{
-		wrap:    []string{selfBin, "sigstate"},
-		env:     []string{helperEnv + "=withsigstate"},
-		program: helperProgram(),
+		wrap:      []string{selfBin, "sigstate"},
+		wrapExecs: true, // the agent is the process started
+		env:       []string{helperEnv + "=withsigstate"},
+		program:   helperProgram(),
 	})
-	// The wrapper execs the agent: the agent is the process started.
-	a.pid = a.cmd.Process.Pid
 	r := openReader(t, a.out)
 	line := r.readLine()
 	r.expectLine("ready")

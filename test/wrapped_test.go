@@ -16,7 +16,7 @@ import (
 // process the harness starts, and looking for it among the wrapper's
 // children loses to an agent that has exited and been reaped by then. So
 // the wrapper runs the agent through the test binary as a tiny launcher
-// (execReportEnv): it sends one message on a Unix socket the harness holds
+// (its first argument execReportArg): it sends one message on a Unix socket the harness holds
 // and then execs the agent, keeping its pid. The kernel attaches the
 // sender's pid to the message, translated into the receiver's PID
 // namespace, so the harness learns the agent's pid here whether or not the
@@ -28,15 +28,15 @@ import (
 // a wrapped agent to inherit another signal state must set it up with
 // wrapExecs.
 
-// execReportEnv makes the test binary the launcher: its value is the
-// descriptor of the socket to report on.
-const execReportEnv = "FIFOBRIDGE_TEST_EXEC_REPORT"
+// execReportArg, followed by the descriptor of the socket to report on, as
+// the first argument makes the test binary the launcher. An argument, not
+// the environment: a wrapper may be the test binary too.
+const execReportArg = "-fifobridge-test-exec-report="
 
 // execReport is the launcher: report on the socket, then exec PROGRAM
 // ARG... (its arguments). It runs before helpers are looked at, since the
 // agent it execs needs helperEnv for its own child.
 func execReport(fdText string, args []string) int {
-	os.Unsetenv(execReportEnv)
 	fd, err := strconv.Atoi(fdText)
 	if err == nil {
 		_, err = syscall.Write(fd, []byte{'p'})
