@@ -736,12 +736,13 @@ func TestExecStop(t *testing.T) {
 	}
 }
 
-// TestExecDescriptorStability runs 10,000 requests and checks the agent
-// holds as many descriptors afterwards and leaves no zombies.
+// TestExecDescriptorStability runs 10,000 requests (1,000 with -short) and
+// checks the agent holds as many descriptors afterwards and leaves no
+// zombies.
 func TestExecDescriptorStability(t *testing.T) {
 	requireBusybox(t)
 	checkLeaks(t, true)
-	const n = 10000
+	n := soak("", 1000, 10000)
 	const warm = 20
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "true"}, flags: []string{"-max-concurrent", "4"}})
 	pid := fmt.Sprint(a.pid)

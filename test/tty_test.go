@@ -389,14 +389,14 @@ func TestTTYCarryOver(t *testing.T) {
 	a.stop()
 }
 
-// TestTTYRestartLeaks restarts a -tty child 1,000 times, some of which
+// TestTTYRestartLeaks restarts a -tty child 1,000 times (200 with -short), some of which
 // leave a process on their terminal (one that ignores SIGHUP among them):
 // the agent's descriptors, its masters and the entries of /dev/pts stay
 // as they were after the first few, nothing of an old terminal survives,
 // and no zombie is left.
 func TestTTYRestartLeaks(t *testing.T) {
 	checkLeaks(t, true)
-	const restarts = 1000
+	restarts := soak("", 200, 1000)
 	a := startAgent(t, agentConfig{
 		flags: []string{"-tty", "-restart", "always", "-max-restarts", "-1",
 			"-backoff-min", "1ms", "-backoff-max", "1ms", "-stop-timeout", "2s"},
