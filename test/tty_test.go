@@ -289,8 +289,10 @@ func TestTTYHangup(t *testing.T) {
 			checkLeaks(t, true)
 			got := filepath.Join(t.TempDir(), "hup")
 			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
-				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM; while :; do sleep 0.05; done) &
-					echo "job $! $(cut -d' ' -f5 /proc/$!/stat)"; read x; exit 0`)})
+				// The job says its pid and group once its traps are set.
+				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM
+					read -r pid _ _ _ pgid _ </proc/self/stat; echo "job $pid $pgid"; while :; do sleep 0.05; done) &
+					read x; exit 0`)})
 			r := openReader(t, a.out)
 			job := strings.Fields(r.waitTTYLine("job "))
 			if len(job) != 3 || job[1] != job[2] {
