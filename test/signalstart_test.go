@@ -197,7 +197,11 @@ func TestSignalStartState(t *testing.T) {
 		got := make(chan os.Signal, 1)
 		signal.Notify(got, sig)
 		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
-		<-got // it came, and was dropped: the test process lives on
+		select {
+		case <-got: // it came, and was dropped: the test process lives on
+		case <-time.After(hangTimeout):
+			t.Errorf("%s sent to the test process never came", sigName(sig.(syscall.Signal)))
+		}
 		signal.Stop(got)
 	}
 	a := startAgent(t, agentConfig{program: helperProgram(), helper: "sigstate"})
