@@ -22,9 +22,15 @@ type agentConfig struct {
 	helper     string     // helper the test binary runs as PROGRAM (sets helperEnv)
 	env        []string   // more environment for the agent
 	extraFiles []*os.File // descriptors the agent inherits from fd 3 on
-	wrap       []string   // command the agent runs under, e.g. unshare
-	wrapExecs  bool       // wrap execs the agent: the agent is the process started
-	dir        string     // FIFO directory; default: a fresh, not yet existing one
+	// wrap is a command the agent runs under, e.g. unshare: it gets the
+	// agent's command line, through the launcher that reports the agent's
+	// pid (wrapped_test.go).
+	wrap []string
+	// wrapExecs says wrap execs the agent's command line itself (no
+	// launcher): the agent is the process started. Use it for a wrapper
+	// that sets a signal state the agent must inherit as it is.
+	wrapExecs bool
+	dir       string // FIFO directory; default: a fresh, not yet existing one
 	// cred, if set, is the user the agent runs as (raw uid, gid and
 	// groups: no passwd entry needed); default: this process's.
 	cred *syscall.Credential
