@@ -3,6 +3,7 @@ package child
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // TestTerminalOutput: a terminal gets a writer that blocks SIGTTOU around
@@ -30,9 +31,18 @@ func TestTerminalOutput(t *testing.T) {
 	if n, err := out.Write([]byte("hi\n")); n != 3 || err != nil {
 		t.Fatalf("write: %d, %v", n, err)
 	}
+	// The terminal may hand the line on in more than one read.
+	master.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []byte
 	buf := make([]byte, 16)
-	n, err := master.Read(buf)
-	if err != nil || string(buf[:n]) != "hi\r\n" {
-		t.Fatalf("the terminal shows %q, %v; want \"hi\\r\\n\"", buf[:n], err)
+	for len(got) < len("hi\r\n") {
+		n, err := master.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("the terminal shows %q, then %v; want \"hi\\r\\n\"", got, err)
+		}
+	}
+	if string(got) != "hi\r\n" {
+		t.Fatalf("the terminal shows %q; want \"hi\\r\\n\"", got)
 	}
 }

@@ -108,13 +108,9 @@ func TestCgroupLeftoversPidNS(t *testing.T) {
 			openReader(t, dead.out).expectLine("ready")
 			agentPID := dead.pid
 			if tc.dead != nil {
-				kids := childrenOf(dead.pid)
-				if len(kids) != 1 {
-					t.Fatalf("the namespace's init has children %s, want the agent alone", describe(kids))
-				}
-				agentPID = kids[0].pid
-				// Its init ends the namespace, and what is left in it.
-				t.Cleanup(func() { syscall.Kill(dead.pid, syscall.SIGKILL) })
+				// unshare's end ends the namespace's init (--kill-child),
+				// and with it what is left in the namespace.
+				t.Cleanup(func() { dead.cmd.Process.Kill(); <-dead.done })
 			}
 			var background []int
 			deadCgroups := subCgroups(dir)

@@ -48,12 +48,13 @@ func TestDockerHost(t *testing.T) {
 		}
 	})
 
-	// 200 runs with --rm, 8 at a time: each exits with the contract's
-	// code and none is left in docker ps -a. One deadline bounds them all,
-	// so that an engine that stops starting containers fails the test
-	// instead of holding it for 200 times a run's own limit.
+	// 200 runs with --rm (one of each kind with -short), 8 at a time: each exits with
+	// the contract's code and none is left in docker ps -a. One deadline
+	// bounds them all, so that an engine that stops starting containers
+	// fails the test instead of holding it for 200 times a run's own
+	// limit.
 	t.Run("NoLeaks", func(t *testing.T) {
-		const runs, parallel = 200, 8
+		runs, parallel := soak("", len(hostRunKinds), 200), 8
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		sem := make(chan struct{}, parallel)

@@ -19,13 +19,17 @@ func TestExecStopWithoutReaders(t *testing.T) {
 	requireBusybox(t)
 	checkLeaks(t, true)
 	a := startAgent(t, agentConfig{
-		flags:   []string{"-mode", "exec", "-stop-timeout", "1s"},
-		program: sh(t, `head -c 300000 /dev/zero | tr '\0' x; sleep 30`),
+		flags: []string{"-mode", "exec", "-stop-timeout", "1s"},
+		// Output without end: more than the FIFO (1 MiB) and every
+		// buffer on the way hold.
+		program: sh(t, `tr '\0' x </dev/zero`),
 	})
 	w := openWriter(t, a.in)
 	w.writeLine("go")
 	a.waitStatus("request running", func(s status) bool { return statusActive(t, a) == 1 })
-	time.Sleep(300 * time.Millisecond) // the output FIFO fills
+	// The output FIFO is full, and so the agent takes no more of the
+	// child's output: the child waits in its write.
+	waitBlockedWriting(t)
 	begin := time.Now()
 	a.signal(syscall.SIGTERM)
 	code := a.wait(hangTimeout)
@@ -118,7 +122,7 @@ func TestExecLinesReadAtStop(t *testing.T) {
 		w.writeLine(fmt.Sprintf(`{"id":"q%d"}`, i))
 	}
 	a.waitStatus("q0 running", func(status) bool { return statusActive(t, a) == 1 })
-	time.Sleep(100 * time.Millisecond) // the rest is read and waits
+	w.waitDrained() // the rest is read and waits
 	a.signal(syscall.SIGTERM)
 	all := responses(t, r, "q0", "q1", "q2", "q3")
 	if all["q0"].exit == nil {

@@ -224,7 +224,7 @@ func budgetRunningAndQueued(t *testing.T) (*agent, func()) {
 			ready++
 		}
 	}
-	if !eventually(hangTimeout, func() bool { return fifoHolds(w) == 0 }) {
+	if !eventually(hangTimeout, func() bool { return endHolds(w) == 0 }) {
 		t.Fatalf("the agent did not read the %d queued requests", queued)
 	}
 	return a, func() {
@@ -249,8 +249,8 @@ func budgetRunningAndQueued(t *testing.T) (*agent, func()) {
 	}
 }
 
-// fifoHolds returns how many bytes the FIFO e is an end of holds.
-func fifoHolds(e *fifoEnd) int {
+// endHolds returns how many bytes the FIFO e is an end of holds.
+func endHolds(e *fifoEnd) int {
 	rc, err := e.f.SyscallConn()
 	if err != nil {
 		return -1

@@ -359,10 +359,9 @@ func TestExecProtocol(t *testing.T) {
 
 	t.Run("UTF-8 character split across writes", func(t *testing.T) {
 		checkLeaks(t, true)
-		// "€" is E2 82 AC; the child writes it in two parts with a pause
-		// between, so the agent reads them apart.
-		program := sh(t, `printf 'a\342\202'; sleep 0.3; printf '\254b'; sleep 0.3; printf '\360\237'; sleep 0.3; printf '\230\200\n'`)
-		_, w, r := startExec(t, agentConfig{program: program})
+		// "€" is E2 82 AC; the child writes it in two parts, the second
+		// once the agent has read the first.
+		_, w, r := startExec(t, agentConfig{program: helperProgram("a\342\202", "\254b", "\360\237", "\230\200\n"), helper: "parts"})
 		w.writeLine(`{"id":"u1"}`)
 		resp := nextResponse(t, r)
 		resp.requireExit(t, 0, "a€b😀\n")
@@ -590,9 +589,11 @@ func TestExecBadInput(t *testing.T) {
 			// newline of the line it discards.
 			w.write([]byte(tc.writes[0] + goodLine))
 		} else {
+			// One write after another, each read by the agent
+			// before the next comes.
 			for _, s := range tc.writes {
 				w.write([]byte(s))
-				time.Sleep(time.Millisecond)
+				w.waitDrained()
 			}
 			w.write([]byte(goodLine))
 		}
@@ -735,12 +736,13 @@ func TestExecStop(t *testing.T) {
 	}
 }
 
-// TestExecDescriptorStability runs 10,000 requests and checks the agent
-// holds as many descriptors afterwards and leaves no zombies.
+// TestExecDescriptorStability runs 10,000 requests (1,000 with -short) and
+// checks the agent holds as many descriptors afterwards and leaves no
+// zombies.
 func TestExecDescriptorStability(t *testing.T) {
 	requireBusybox(t)
 	checkLeaks(t, true)
-	const n = 10000
+	n := soak("", 1000, 10000)
 	const warm = 20
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "true"}, flags: []string{"-max-concurrent", "4"}})
 	pid := fmt.Sprint(a.pid)

@@ -38,12 +38,7 @@ type bombEnv struct {
 }
 
 // bombRuns is how many times each fork-bomb test runs the bomb.
-func bombRuns() int {
-	if n, err := strconv.Atoi(os.Getenv("FIFOBRIDGE_BOMB_RUNS")); err == nil && n > 0 {
-		return n
-	}
-	return 20
-}
+func bombRuns() int { return soak("FIFOBRIDGE_BOMB_RUNS", 2, 20) }
 
 // runBomb runs one bomb: three requests wait on FIFOs of their own, a
 // fourth forks until the limit refuses; the bomb is canceled; the agent

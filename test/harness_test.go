@@ -23,9 +23,15 @@ type agentConfig struct {
 	env        []string   // more environment for the agent
 	unsetEnv   []string   // names removed from the agent's environment
 	extraFiles []*os.File // descriptors the agent inherits from fd 3 on
-	wrap       []string   // command the agent runs under, e.g. unshare
-	wrapExecs  bool       // wrap execs the agent: the agent is the process started
-	dir        string     // FIFO directory; default: a fresh, not yet existing one
+	// wrap is a command the agent runs under, e.g. unshare: it gets the
+	// agent's command line, through the launcher that reports the agent's
+	// pid (wrapped_test.go).
+	wrap []string
+	// wrapExecs says wrap execs the agent's command line itself (no
+	// launcher): the agent is the process started. Use it for a wrapper
+	// that sets a signal state the agent must inherit as it is.
+	wrapExecs bool
+	dir       string // FIFO directory; default: a fresh, not yet existing one
 	// cred, if set, is the user the agent runs as (raw uid, gid and
 	// groups: no passwd entry needed); default: this process's.
 	cred *syscall.Credential
@@ -66,6 +72,7 @@ type agent struct {
 // failed) when t ends.
 func startAgent(t *testing.T, cfg agentConfig) *agent {
 	t.Helper()
+	requireKnownSignals(t)
 	a := &agent{t: t, dir: cfg.dir, logDir: t.TempDir(), done: make(chan struct{})}
 	if a.dir == "" {
 		a.dir = filepath.Join(t.TempDir(), "fb")
@@ -74,24 +81,40 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 
 	args := append([]string{agentBin, "run", "-dir", a.dir}, cfg.flags...)
 	args = append(append(args, "--"), cfg.program...)
-	args = append(killWithWrapper(cfg.wrap), args...)
-	a.cmd = exec.Command(args[0], args[1:]...)
-	a.cmd.SysProcAttr = dieWithTest()
-	a.cmd.SysProcAttr.Credential = cfg.cred
-	a.cmd.Env = append(agentEnv(t), cfg.env...)
-	a.cmd.Env = slices.DeleteFunc(a.cmd.Env, func(kv string) bool {
+	env := append(agentEnv(t), cfg.env...)
+	env = slices.DeleteFunc(env, func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(cfg.unsetEnv, name)
 	})
 	if cfg.helper != "" {
-		a.cmd.Env = append(a.cmd.Env, helperEnv+"="+cfg.helper)
+		env = append(env, helperEnv+"="+cfg.helper)
 	}
-	a.cmd.ExtraFiles = cfg.extraFiles
+	files := cfg.extraFiles
+	var report *pidReport
+	if len(cfg.wrap) > 0 && !cfg.wrapExecs {
+		// The agent runs through the launcher, which reports its pid.
+		var err error
+		if report, err = newPIDReport(); err != nil {
+			t.Fatal(err)
+		}
+		defer report.close()
+		files = append(append([]*os.File(nil), files...), report.theirs)
+		args = append([]string{selfBin, fmt.Sprintf("%s%d", execReportArg, 2+len(files))}, args...)
+	}
+	args = append(killWithWrapper(cfg.wrap), args...)
+	a.cmd = exec.Command(args[0], args[1:]...)
+	a.cmd.Env = env
+	a.cmd.ExtraFiles = files
+	a.cmd.SysProcAttr = dieWithTest()
+	a.cmd.SysProcAttr.Credential = cfg.cred
 	stdout, stderr := a.logFile("stdout"), a.logFile("stderr")
 	a.cmd.Stdout, a.cmd.Stderr = stdout, stderr
 	err := a.cmd.Start()
 	stdout.Close()
 	stderr.Close()
+	if report != nil {
+		report.theirs.Close()
+	}
 	if err != nil {
 		t.Fatalf("start %q: %v", args, err)
 	}
@@ -102,8 +125,10 @@ func startAgent(t *testing.T, cfg agentConfig) *agent {
 	}()
 	a.pid = a.cmd.Process.Pid
 	t.Cleanup(a.cleanup)
-	if len(cfg.wrap) > 0 && !cfg.wrapExecs {
-		a.pid = a.findWrapped()
+	if report != nil {
+		if a.pid, err = report.pid(hangTimeout); err != nil {
+			t.Fatalf("agent under %s did not start: %v; stderr:\n%s", a.cmd.Path, err, a.stderr())
+		}
 	}
 	return a
 }
@@ -126,20 +151,6 @@ func (a *agent) logFile(name string) *os.File {
 		a.t.Fatalf("create log file: %v", err)
 	}
 	return f
-}
-
-// findWrapped returns the pid of the agent started by the wrapper command
-// (its only child).
-func (a *agent) findWrapped() int {
-	a.t.Helper()
-	var kids []procStat
-	if !eventually(hangTimeout, func() bool {
-		kids = childrenOf(a.cmd.Process.Pid)
-		return len(kids) > 0 || a.exited()
-	}) || len(kids) == 0 {
-		a.t.Fatalf("agent under %s did not start; stderr:\n%s", a.cmd.Path, a.stderr())
-	}
-	return kids[0].pid
 }
 
 func (a *agent) stderr() string {
@@ -300,9 +311,9 @@ func (a *agent) waitChild() int {
 }
 
 // hostPID maps a pid reported by the agent to this PID namespace: for
-// agents in their own namespace it is looked up via NSpid.
+// agents in a namespace of their own it is looked up via NSpid.
 func (a *agent) hostPID(pid int) int {
-	if a.cmd.Path == agentBin || pid <= 0 {
+	if pid <= 0 || !a.ownPIDNamespace() {
 		return pid
 	}
 	for _, p := range pids() {
@@ -319,6 +330,14 @@ func (a *agent) hostPID(pid int) int {
 		}
 	}
 	return -1
+}
+
+// ownPIDNamespace reports whether the agent runs in another PID namespace
+// than the test.
+func (a *agent) ownPIDNamespace() bool {
+	mine, _ := os.Readlink("/proc/self/ns/pid")
+	its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", a.pid))
+	return err == nil && its != mine
 }
 
 // run runs a short command and returns its combined output.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // helpers are the child programs the test binary can become, selected by
@@ -28,6 +30,7 @@ var helpers = map[string]func(args []string) int{
 	"fds":        helperFDs,
 	"record":     helperRecord,
 	"sleep":      helperSleep,
+	"parts":      helperParts,
 	"flock":      helperFlock,
 
 	"runc-norlimits": helperRuncNoRlimits,
@@ -77,6 +80,29 @@ func helperSleep([]string) int {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// parts PART...: write each PART on stdout, a pipe, the next only once the
+// reader has taken all of the one before; exit 0.
+func helperParts(args []string) int {
+	for _, part := range args {
+		if _, err := os.Stdout.WriteString(part); err != nil {
+			fmt.Fprintf(os.Stderr, "parts: %v\n", err)
+			return 2
+		}
+		for {
+			n, err := unix.IoctlGetInt(1, unix.TIOCINQ) // FIONREAD
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "parts: FIONREAD: %v\n", err)
+				return 2
+			}
+			if n == 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return 0
 }
 
 // signals: print the name of every HUP, QUIT, USR1, USR2, WINCH and TERM it

@@ -42,6 +42,7 @@ func marker(t *testing.T) string {
 // tests.
 func checkLeaks(t *testing.T, countFDs bool) {
 	t.Helper()
+	requireKnownSignals(t)
 	before, beforeList, goroutines := -1, "", 0
 	if countFDs {
 		before, beforeList, goroutines = fdCount("self"), fdTargets("self"), runtime.NumGoroutine()

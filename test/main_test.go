@@ -5,6 +5,10 @@
 // The test binary doubles as the children the agent supervises: when
 // FIFOBRIDGE_TEST_HELPER names a helper (see helpers_test.go), TestMain runs
 // that helper with the remaining arguments and exits instead of running tests.
+// It is also the launcher that reports a wrapped agent's pid
+// (wrapped_test.go). Before running tests, TestMain gives itself, and so
+// every process the tests start, a known signal state: nothing ignored or
+// blocked (signalstart_test.go).
 package test
 
 import (
@@ -53,9 +57,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && strings.HasPrefix(os.Args[1], execReportArg) {
+		os.Exit(execReport(strings.TrimPrefix(os.Args[1], execReportArg), os.Args[2:]))
+	}
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(runHelper(name, os.Args[1:]))
 	}
+	startFromKnownSignals()
 	os.Exit(runTests(m))
 }
 
@@ -66,6 +74,9 @@ func TestMain(m *testing.M) {
 // run kills what is left of a dead run's processes and removes its
 // directory before it starts.
 func runTests(m *testing.M) int {
+	if knownSignals != nil {
+		fmt.Fprintf(os.Stderr, "fifobridge tests: %v\n", knownSignals)
+	}
 	cleanDeadRuns()
 	tmp, err := os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {

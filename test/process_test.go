@@ -139,7 +139,7 @@ func TestReaping(t *testing.T) {
 			t.Run("exit code exact while orphans exit", func(t *testing.T) {
 				checkLeaks(t, true)
 				codes := []int{3, 42, 7, 0, 1, 255, 100}
-				for i := range 50 {
+				for i := range soak("", len(codes), 50) {
 					want := codes[i%len(codes)]
 					a := startAgent(t, agentConfig{
 						wrap: tc.wrap, flags: []string{"-restart", "never"},

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestInputAcrossRestart: lines the first child did not read, all of them
@@ -35,8 +34,7 @@ func TestInputAcrossRestart(t *testing.T) {
 func TestQuietOutputFollowsReplacedFIFO(t *testing.T) {
 	checkLeaks(t, true)
 	a := startAgent(t, agentConfig{program: sh(t, `echo hello; echo world; exec sleep 100`)})
-	a.waitStatus("child running", func(s status) bool { return s.Child.PID != 0 })
-	time.Sleep(200 * time.Millisecond) // the output is in the FIFO
+	waitFIFOHolds(t, a.out, len("hello\nworld\n"))
 	tmp := a.out + ".new"
 	if err := syscall.Mkfifo(tmp, 0o600); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // TestSignalReservedUnderLoad: the realtime signals 32 and 34, sent again
 // and again to an exec-mode agent (not PID 1) that starts 400 requests,
 // one after each frame it writes, never end it, and every request gets its
-// exit frame; twenty trials.
+// exit frame; twenty trials (two with -short).
 func TestSignalReservedUnderLoad(t *testing.T) {
 	checkLeaks(t, true)
 	truePath, err := exec.LookPath("true")
@@ -19,7 +19,7 @@ func TestSignalReservedUnderLoad(t *testing.T) {
 		t.Fatalf("find true(1): %v", err)
 	}
 	const requests = 400
-	for trial := range 20 {
+	for trial := range soak("", 2, 20) {
 		a, w, r := startExec(t, agentConfig{flags: []string{"-max-concurrent", "8"}, program: []string{truePath}})
 		var lines strings.Builder
 		for i := range requests {

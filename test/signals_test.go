@@ -116,7 +116,12 @@ func helperWithSigState(args []string) int {
 // procSigMasks returns SigIgn and SigBlk of /proc/PID/status.
 func procSigMasks(pid string) (ignored, blocked uint64) {
 	b, _ := os.ReadFile("/proc/" + pid + "/status")
-	for _, line := range strings.Split(string(b), "\n") {
+	return parseProcSigMasks(string(b))
+}
+
+// parseProcSigMasks returns SigIgn and SigBlk of a /proc/PID/status text.
+func parseProcSigMasks(status string) (ignored, blocked uint64) {
+	for _, line := range strings.Split(status, "\n") {
 		k, v, _ := strings.Cut(line, ":")
 		n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 		switch k {
@@ -199,12 +204,11 @@ func TestSignalAgentSurvivesFaultSignals(t *testing.T) {
 func TestSignalInheritedState(t *testing.T) {
 	checkLeaks(t, true)
 	a := startAgent(t, agentConfig{
-		wrap:    []string{selfBin, "sigstate"},
-		env:     []string{helperEnv + "=withsigstate"},
-		program: helperProgram(),
+		wrap:      []string{selfBin, "sigstate"},
+		wrapExecs: true, // the agent is the process started
+		env:       []string{helperEnv + "=withsigstate"},
+		program:   helperProgram(),
 	})
-	// The wrapper execs the agent: the agent is the process started.
-	a.pid = a.cmd.Process.Pid
 	r := openReader(t, a.out)
 	line := r.readLine()
 	r.expectLine("ready")

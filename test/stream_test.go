@@ -33,6 +33,8 @@ func TestStreamRoundTrip(t *testing.T) {
 			// never the agent would exit too).
 			for i := range 5 {
 				roundTrip(t, a.in, r, fmt.Sprintf("line %d", i))
+				// Not synchronisation: a moment with no writer at all,
+				// in which an EOF passed on would end cat.
 				time.Sleep(50 * time.Millisecond)
 			}
 			pid := a.waitChild()
@@ -44,6 +46,8 @@ func TestStreamRoundTrip(t *testing.T) {
 			r.expectLine("from w2")
 			w1.close()
 			w2.close()
+			// Not synchronisation: the while with no writer is what is
+			// tested.
 			time.Sleep(300 * time.Millisecond)
 			roundTrip(t, a.in, r, "later")
 			a.requireRunning()
@@ -59,15 +63,16 @@ func TestStreamRoundTrip(t *testing.T) {
 	}
 }
 
-// TestByteExactStream pushes 64 MiB of random bytes through a cat child
-// while the output reader disconnects and reconnects several times.
+// TestByteExactStream pushes 64 MiB (16 MiB with -short) of random bytes
+// through a cat child while the output reader disconnects and reconnects
+// several times.
 func TestByteExactStream(t *testing.T) {
-	const size = 64 << 20
+	size := soak("", 16<<20, 64<<20)
 	data := make([]byte, size)
 	rand.NewChaCha8([32]byte{1, 2, 3}).Read(data)
 	want := sha256.Sum256(data)
 	// The reader hangs up after these many bytes in total.
-	cuts := []int{1, 4096 + 7, 65536, 5_000_011, 17<<20 + 3, 33 << 20, 50_000_017, size - 1}
+	cuts := []int{1, 4096 + 7, 65536, 5_000_011, size/4 + 3, size / 2, size*3/4 + 17, size - 1}
 
 	for name, cfg := range catPrograms(t) {
 		t.Run(name, func(t *testing.T) {
@@ -104,7 +109,8 @@ func TestByteExactStream(t *testing.T) {
 					break
 				}
 				r.close()
-				time.Sleep(20 * time.Millisecond) // the agent meets a FIFO without reader
+				// The agent writes on without a reader.
+				waitFIFOHolds(t, a.out, min(size-cut, 64<<10))
 				r = openReader(t, a.out)
 			}
 			if err := <-writeErr; err != nil {
@@ -227,6 +233,9 @@ func TestNoSpin(t *testing.T) {
 			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{program: []string{busybox, "cat"}})
 			phase(t, a)
+			// Not synchronisation: the measurement leaves out half a
+			// second in which the agent may still finish the phase's
+			// work, then counts its CPU over two idle seconds.
 			time.Sleep(500 * time.Millisecond)
 			before := agentCPU(t, a)
 			time.Sleep(2 * time.Second)
@@ -256,6 +265,9 @@ func TestCancellableOpens(t *testing.T) {
 		flags []string
 		sig   syscall.Signal
 		setup func(t *testing.T, a *agent)
+		// ready waits until the agent is in the wait under test; by
+		// default until it serves with its child running.
+		ready func(t *testing.T, a *agent)
 		codes []int // acceptable exit codes
 	}{
 		{name: "no peer on either FIFO", sig: syscall.SIGTERM, codes: []int{0, 143}},
@@ -267,12 +279,16 @@ func TestCancellableOpens(t *testing.T) {
 				w.writeLine("nobody reads this")
 				w.close()
 			},
+			ready: func(t *testing.T, a *agent) { waitFIFOHolds(t, a.out, len("nobody reads this\n")) },
 		},
 		{
 			name: "writer connected, no reader", sig: syscall.SIGTERM, codes: []int{0, 143},
 			setup: func(t *testing.T, a *agent) { openWriter(t, a.in) },
 		},
-		{name: "waiting for FIFOs with -create=false", flags: []string{"-create=false"}, sig: syscall.SIGTERM, codes: []int{0, 143}},
+		{
+			name: "waiting for FIFOs with -create=false", flags: []string{"-create=false"}, sig: syscall.SIGTERM, codes: []int{0, 143},
+			ready: func(t *testing.T, a *agent) { a.waitWaitingFor(a.in) },
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,7 +301,11 @@ func TestCancellableOpens(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, a)
 			}
-			time.Sleep(300 * time.Millisecond) // let it settle into its waits
+			if tc.ready != nil {
+				tc.ready(t, a)
+			} else {
+				a.waitChild()
+			}
 			a.requireRunning()
 			start := time.Now()
 			a.signal(tc.sig)
@@ -320,14 +340,12 @@ func TestCreateFalse(t *testing.T) {
 			dir: dir, flags: []string{"-create=false"},
 			program: append(sh(t, `echo started >>"$1"; exec "$2" cat`), started, busybox),
 		})
-		time.Sleep(500 * time.Millisecond)
-		a.requireRunning()
+		a.waitWaitingFor(a.in)
 		requireAbsent(t, a.in, a.out, started)
 		if err := syscall.Mkfifo(a.in, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
-		a.requireRunning()
+		a.waitWaitingFor(a.out)
 		requireAbsent(t, a.out, started) // it waits for both
 		if err := syscall.Mkfifo(a.out, 0o600); err != nil {
 			t.Fatal(err)
@@ -402,7 +420,8 @@ func TestCreateFalse(t *testing.T) {
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond)
+			// Made again at once: the agent follows the new FIFO by its
+			// creation (or, had it been quicker, made it itself).
 			if err := syscall.Mkfifo(path, 0o600); err != nil && err != syscall.EEXIST {
 				t.Fatal(err)
 			}

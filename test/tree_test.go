@@ -268,9 +268,10 @@ func signalName(s os.Signal) string {
 
 // TestTreeStopSignalOnce checks a stop of the agent, by TERM or by INT,
 // gives every process of the child's tree the stop signal exactly once:
-// the child, three processes of its group and one that left it with setsid.
+// the child, three processes of its group and one that left it with setsid;
+// 50 runs of each (5 with -short).
 func TestTreeStopSignalOnce(t *testing.T) {
-	const runs, procs = 50, 5
+	runs, procs := soak("", 5, 50), 5
 	for _, tc := range []struct {
 		name  string
 		sig   syscall.Signal
@@ -313,7 +314,7 @@ func readLines(path string) []string {
 // every process of a running request's tree the stop signal once, whether
 // the tree is stopped through its cgroup or by a scan.
 func TestTreeStopSignalOnceExec(t *testing.T) {
-	const runs, procs = 10, 5
+	runs, procs := soak("", 2, 10), 5
 	for _, containment := range []string{"auto", "off"} {
 		t.Run(containment, func(t *testing.T) {
 			for i := range runs {

@@ -289,8 +289,10 @@ func TestTTYHangup(t *testing.T) {
 			checkLeaks(t, true)
 			got := filepath.Join(t.TempDir(), "hup")
 			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
-				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM; while :; do sleep 0.05; done) &
-					echo "job $! $(cut -d' ' -f5 /proc/$!/stat)"; read x; exit 0`)})
+				// The job says its pid and group once its traps are set.
+				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM
+					read -r pid _ _ _ pgid _ </proc/self/stat; echo "job $pid $pgid"; while :; do sleep 0.05; done) &
+					read x; exit 0`)})
 			r := openReader(t, a.out)
 			job := strings.Fields(r.waitTTYLine("job "))
 			if len(job) != 3 || job[1] != job[2] {
@@ -389,14 +391,14 @@ func TestTTYCarryOver(t *testing.T) {
 	a.stop()
 }
 
-// TestTTYRestartLeaks restarts a -tty child 1,000 times, some of which
+// TestTTYRestartLeaks restarts a -tty child 1,000 times (200 with -short), some of which
 // leave a process on their terminal (one that ignores SIGHUP among them):
 // the agent's descriptors, its masters and the entries of /dev/pts stay
 // as they were after the first few, nothing of an old terminal survives,
 // and no zombie is left.
 func TestTTYRestartLeaks(t *testing.T) {
 	checkLeaks(t, true)
-	const restarts = 1000
+	restarts := soak("", 200, 1000)
 	a := startAgent(t, agentConfig{
 		flags: []string{"-tty", "-restart", "always", "-max-restarts", "-1",
 			"-backoff-min", "1ms", "-backoff-max", "1ms", "-stop-timeout", "2s"},
