@@ -400,7 +400,11 @@ func TestTTYRestartLeaks(t *testing.T) {
 	checkLeaks(t, true)
 	restarts := soak("", 200, 1000)
 	a := startAgent(t, agentConfig{
-		flags: []string{"-tty", "-restart", "always", "-max-restarts", "-1",
+		// -stop-signal TERM: the job that ignores SIGHUP (a terminal
+		// child's default stop signal) would otherwise hold each of its
+		// stops for -stop-timeout, and a stop under way holds descriptors
+		// the samples below would count.
+		flags: []string{"-tty", "-restart", "always", "-max-restarts", "-1", "-stop-signal", "TERM",
 			"-backoff-min", "1ms", "-backoff-max", "1ms", "-stop-timeout", "2s"},
 		program: binSh(`case $$ in *[05]) (trap '' HUP; exec sleep 60) & ;; *3) sleep 60 & ;; esac; exit 0`),
 	})
