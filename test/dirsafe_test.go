@@ -177,12 +177,12 @@ func fileID(t *testing.T, path string) string {
 
 // TestFIFORemakeRace: the owner of DIR removes in, and as soon as the agent
 // makes it again, renames a symlink to a root-owned 0600 file over it,
-// hoping the agent sets its mode through the link. 50 rounds (10 with
+// hoping the agent sets its mode through the link. 50 rounds (5 with
 // -short), spread over 5 agents at once (each remake waits a second).
 func TestFIFORemakeRace(t *testing.T) {
 	requireRoot(t)
 	checkLeaks(t, true)
-	agents, rounds := 5, soak("", 2, 10)
+	agents, rounds := 5, soak("", 1, 10)
 	bin := sharedBin(t)
 	target := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(target, []byte("root's"), 0o600); err != nil {

@@ -200,7 +200,7 @@ func TestForkBombPids(t *testing.T) {
 				v2 = testCgroup(t)
 			}
 			cg := testPidsCgroup(t, 300)
-			for run := range bombRuns() / 2 {
+			for run := range max(1, bombRuns()/2) {
 				a, w, r := startExec(t, agentConfig{
 					program: bombProgram,
 					flags:   []string{"-cgroup", v2, "-stop-timeout", "1s", "-max-concurrent", "4"},
