@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // speed, only that every part works.
 func tiny(client string) config {
 	return config{
-		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, dockerRuns: 1,
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
 }
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "per second", "Before and after", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "print(1)", "Before and after", "fifobridge at rest", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}
@@ -129,6 +129,10 @@ func TestRun(t *testing.T) {
 			require.True(t, ok, "no %s figure for %s", who, rateMetric(k))
 		}
 	}
+	for _, who := range askContenders {
+		_, ok := r.get(askMetric, who)
+		require.True(t, ok, "no %s figure for %s", who, askMetric)
+	}
 	if docker {
 		for _, w := range []struct{ metric, who string }{
 			{dockerRunMetric, bridge}, {dockerRunMetric, bridgeBefore}, {dockerRunMetric, bareTrue},
@@ -142,4 +146,42 @@ func TestRun(t *testing.T) {
 	require.Equal(t, 50, r.stall.n)
 	svg := r.chart("test", b.placements())
 	require.True(t, strings.HasPrefix(svg, "<svg") && strings.HasSuffix(svg, "</svg>\n"))
+}
+
+// TestAsk asks python3 print(1) through every contender of the ask part
+// and checks each answer, then that the part goes without python3, with a
+// note, and that nothing is left behind.
+func TestAsk(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	require.NotEmpty(t, b.tools["python3"], "python3 is needed (CI installs it)")
+	fds := countFDs(t)
+	for _, name := range askContenders {
+		t.Run(name, func(t *testing.T) {
+			a, err := b.newAsker(name)
+			require.NoError(t, err)
+			var answers []string
+			var askErr error
+			for range 2 {
+				got, err := a.ask()
+				if askErr = err; err != nil {
+					break
+				}
+				answers = append(answers, got)
+			}
+			require.NoError(t, a.close()) // first, so that a failure leaves nothing behind
+			require.NoError(t, askErr)
+			require.Equal(t, []string{askAnswer, askAnswer}, answers)
+			ms, err := b.askRuns(name)
+			require.NoError(t, err)
+			require.Len(t, ms, b.asks)
+		})
+	}
+	requireClean(t, fds)
+
+	b.tools["python3"] = ""
+	r := newResults()
+	require.NoError(t, askPart(b, 0, r))
+	require.Empty(t, r.whos(askMetric))
+	require.Contains(t, r.notes, askFloor+": skipped (python3 is not installed)")
 }

@@ -91,6 +91,8 @@ var contenders = map[string]contender{
 	bridgeTTYBefore:  {name: bridgeTTYBefore, sync: "R", argv: runArgv(bridgeTTYBefore, ttyArgs)},
 	bridgeExec:       {name: bridgeExec, argv: runArgv(bridgeExec, execArgs)},
 	bridgeExecBefore: {name: bridgeExecBefore, argv: runArgv(bridgeExecBefore, execArgs)},
+	askBridge:        {name: askBridge, argv: runArgv(askBridge, askArgs)},
+	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
 	execLoop: {name: execLoop, argv: func(b *bench, _, in, _ string) []string {
 		return []string{b.execloop, in, b.tools["true"]}
 	}},
@@ -109,6 +111,8 @@ func (b *bench) available(name string) bool {
 		return b.ttyFloor != ""
 	case socat:
 		return b.tools["socat"] != ""
+	case askFloor, askBridge, askExec:
+		return b.tools["python3"] != ""
 	}
 	if isBefore(name) {
 		return b.before != ""

@@ -10,9 +10,10 @@
 // one thread, poll+splice), socat, fifobridge and fifobridge -tty, in two
 // CPU placements: all on one CPU, and unpinned. Start and exit compare
 // fifobridge with tini, dumb-init, catatonit, bare true and a minimal Go
-// init (bench/goinit); exec mode with Go's exec.Command. Contenders
-// alternate within every round, and the tables give the median over the
-// rounds with the smallest and largest round. It prints Markdown and
+// init (bench/goinit); exec mode with Go's exec.Command; `fifobridge ask`
+// to python3 -i with python3 -i on pipes and an exec-mode python3 -c.
+// Contenders alternate within every round, and the tables give the median
+// over the rounds with the smallest and largest round. It prints Markdown and
 // writes bench.md and bench.svg into -out, or into a new temporary
 // directory, whose name it prints; it never overwrites a file (the
 // published figures in docs/ are copied there by hand).
@@ -36,6 +37,7 @@ type config struct {
 	sizeMiB    int           // MiB per throughput run
 	spawns     int           // starts per start-and-exit run
 	requests   int           // exec-mode requests per run
+	asks       int           // questions to python3 per contender and round
 	dockerRuns int           // docker runs and execs per contender and round
 	idle       time.Duration // each idle measurement
 	stall      int           // round trips under load, once; 0 for none
@@ -50,10 +52,10 @@ type config struct {
 var (
 	perRound = map[string]func(*bench, int, *results) error{
 		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
-		"execrate": execRate, "docker": dockerPart, "idle": idle,
+		"execrate": execRate, "ask": askPart, "docker": dockerPart, "idle": idle,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "docker", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "idle", "stall", "syscalls"}
 )
 
 func main() {

@@ -17,6 +17,7 @@ func (r *results) report(pls []placement) string {
 	r.compareTable(&b, "Start and exit of `true` (p50 of the starts, µs)", startMetric, goInit, "vs minimal Go init")
 	r.compareTable(&b, "Exec mode, one request of `true` at a time (p50, µs)", execMetric, execBaseline, "vs exec.Command")
 	r.rateTable(&b)
+	r.compareTable(&b, "One `print(1)` to python3 and its answer, one at a time (p50, ms)", askMetric, askFloor, "vs python3 -i on pipes")
 	r.compareTable(&b, "`docker run --rm` of `true` (p50 of the runs, ms)", dockerRunMetric, dockerTini, "vs tini")
 	r.compareTable(&b, "One request of `true` into a running container, from the host (p50, ms)", dockerReqMetric, dockerExecName, "vs docker exec")
 	r.beforeAfterTable(&b)

@@ -77,8 +77,11 @@ func (b *bench) have(names []string, r *results) []string {
 }
 
 func missingWhy(name string) string {
-	if name == floor {
+	switch name {
+	case floor:
 		return "no C compiler to build bench/floor.c"
+	case askFloor, askBridge, askExec:
+		return "python3 is not installed"
 	}
 	return "not installed"
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ type bench struct {
 
 // optionalTools are the contenders and helpers a run goes without, with a
 // note, when they are missing.
-var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static"}
+var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static", "python3"}
 
 // setup builds and finds everything the run needs, in work.
 func setup(cfg config, work string) (*bench, error) {
@@ -52,6 +53,7 @@ func setup(cfg config, work string) (*bench, error) {
 			b.tools[t] = p
 		}
 	}
+	b.resolvePython()
 	for _, t := range []string{"true", "cat", "sh", "stty"} {
 		if b.tools[t] == "" {
 			return nil, fmt.Errorf("%s is needed and not in $PATH", t)
@@ -182,4 +184,17 @@ func (b *bench) missing() []string {
 		}
 	}
 	return m
+}
+
+// resolvePython replaces the python3 found in $PATH by the interpreter it
+// runs, so that a wrapper (a pyenv shim is a shell script) does not add
+// its own start to every python3 -c of the ask part.
+func (b *bench) resolvePython() {
+	if b.tools["python3"] == "" {
+		return
+	}
+	out, err := exec.Command(b.tools["python3"], "-c", "import sys; print(sys.executable)").Output()
+	if p := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(p) {
+		b.tools["python3"] = p
+	}
 }

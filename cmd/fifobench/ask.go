@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const (
+	askMetric   = "one `print(1)` to python3 and its answer, p50 (ms)"
+	askFloor    = "python3 -i on pipes"         // driven by the harness itself: the floor
+	askBridge   = "fifobridge ask"              // run -prompt ... -stderr out -- python3 -i -q
+	askExec     = "fifobridge send, python3 -c" // run -mode exec -allow-args -- python3 -c
+	askQuestion = "print(1)"
+	askAnswer   = "1\n"
+	pyPrompt    = ">>> "
+	pyPrompts   = `^(>>>|\.\.\.) $`
+)
+
+// askContenders are the ways of asking python3 one thing, floor first.
+var askContenders = []string{askFloor, askBridge, askExec}
+
+// The arguments of the two agents after -dir and -log-level.
+func askArgs(b *bench) []string {
+	return []string{"-prompt", pyPrompts, "-stderr", "out", "--", b.tools["python3"], "-i", "-q"}
+}
+
+func pyExecArgs(b *bench) []string {
+	return []string{"-mode", "exec", "-allow-args", "--", b.tools["python3"], "-c"}
+}
+
+// askPart times, one at a time, b.asks questions `print(1)` to python3
+// and their answers, each checked: `fifobridge ask` to an agent holding a
+// conversation with `python3 -i -q` on pipes, `fifobridge send` to an
+// exec-mode agent that runs `python3 -c print(1)` per request, and the
+// floor, `python3 -i -q` on a pair of pipes that the harness writes the
+// line into and reads up to the next prompt from. The two fifobridge
+// figures include starting the ask or send process, as a script pays it.
+func askPart(b *bench, round int, r *results) error {
+	for _, name := range rotate(b.have(askContenders, r), round) {
+		ms, err := b.askRuns(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		r.add(askMetric, name, percentile(ms, 50))
+	}
+	return nil
+}
+
+// askRuns asks through contender name once uncounted, then b.asks times,
+// and returns each time in ms.
+func (b *bench) askRuns(name string) (ms []float64, err error) {
+	a, err := b.newAsker(name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := a.close(); err == nil {
+			err = cerr
+		}
+	}()
+	ms = make([]float64, 0, b.asks)
+	for i := -1; i < b.asks; i++ {
+		begin := time.Now()
+		got, err := a.ask()
+		took := time.Since(begin)
+		if err != nil {
+			return nil, err
+		}
+		if got != askAnswer {
+			return nil, fmt.Errorf("answer %q, want %q", got, askAnswer)
+		}
+		if i >= 0 {
+			ms = append(ms, float64(took.Microseconds())/1e3)
+		}
+	}
+	return ms, nil
+}
+
+// asker is a started contender of the ask part: ask asks print(1) and
+// returns the answer; close stops what it started.
+type asker struct {
+	ask   func() (string, error)
+	close func() error
+}
+
+// newAsker starts contender name and waits until it answers.
+func (b *bench) newAsker(name string) (*asker, error) {
+	if name == askFloor {
+		return b.startREPL()
+	}
+	rn, err := b.start(name, unpinned)
+	if err != nil {
+		return nil, err
+	}
+	dir := []string{"-dir", filepath.Dir(rn.in)}
+	argv := append([]string{b.bin, "ask"}, append(dir, askQuestion)...)
+	if name == askExec {
+		argv = append([]string{b.bin, "send"}, append(dir, "-arg", askQuestion)...)
+	}
+	if err := awaitAsker(name, rn, argv); err != nil {
+		rn.stop()
+		return nil, err
+	}
+	return &asker{ask: func() (string, error) { return output(argv) }, close: rn.stop}, nil
+}
+
+// output runs argv and returns its stdout.
+func output(argv []string) (string, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	if err := waitOrKill(cmd, time.Minute); err != nil {
+		return "", fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// awaitAsker waits until the agent of contender name serves. ask -wait
+// waits for DIR/ask to be read; send -wait would not do for the exec
+// agent, since the harness holds DIR/in open, so one request without a
+// reply FIFO (python3 -c without its argument) is answered first.
+func awaitAsker(name string, rn *running, argv []string) error {
+	if name == askBridge {
+		_, err := output(append(append(argv[:2:2], "-wait", "10s"), argv[2:]...))
+		return err
+	}
+	in, err := os.OpenFile(rn.in, os.O_WRONLY, 0) // the harness reads it too: no wait
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return awaitServing(in, rn.out)
+}
