@@ -8,11 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/client"
 )
 
@@ -40,7 +38,7 @@ func ask(cmdline []string) int {
 		fmt.Fprintln(os.Stderr, "fifobridge ask: -timeout, -wait and -quiet must not be negative")
 		return exitBridge
 	}
-	input, err := askInput(fs.Args())
+	input, err := textInput(fs.Args(), "")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge ask: %v\n", err)
 		return exitBridge
@@ -68,36 +66,14 @@ func ask(cmdline []string) int {
 	return askExit(ctx, res, err, *timeout)
 }
 
-// askInput is the turn's input: TEXT joined by spaces, or without TEXT
-// ask's own stdin.
-func askInput(text []string) ([]byte, error) {
-	if len(text) > 0 {
-		return []byte(strings.Join(text, " ")), nil
-	}
-	b, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, fmt.Errorf("read stdin: %w", err)
-	}
-	return b, nil
-}
-
 // askExit maps how the turn ended to ask's exit code: 0 at a prompt, the
 // child's status when it ended during the turn, 124 past the limit, 125
 // for the bridge's errors, 128+N when ask was interrupted by signal N.
 func askExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
-	var sig *interrupted
+	if code, ok := clientErrorExit(ctx, "ask", err, timeout); ok {
+		return code
+	}
 	switch {
-	case err != nil && errors.As(context.Cause(ctx), &sig):
-		fmt.Fprintf(os.Stderr, "fifobridge ask: interrupted by SIG%s\n", child.SignalName(sig.sig))
-		return 128 + int(sig.sig)
-	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(os.Stderr, "fifobridge ask: timed out after %s\n", timeout)
-		return exitTimedOut
-	case errors.Is(err, syscall.EPIPE):
-		return 128 + int(syscall.SIGPIPE)
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "fifobridge ask: %v\n", err)
-		return exitBridge
 	case res.TimedOut:
 		fmt.Fprintf(os.Stderr, "fifobridge ask: timed out after %s; the child was interrupted\n", timeout)
 		return exitTimedOut

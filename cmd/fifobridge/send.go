@@ -8,11 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/client"
 )
 
@@ -51,7 +49,7 @@ func send(cmdline []string) int {
 		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout and -wait must not be negative")
 		return exitBridge
 	}
-	input, err := sendInput(fs.Args())
+	input, err := textInput(fs.Args(), "\n")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
 		return exitBridge
@@ -88,36 +86,13 @@ func send(cmdline []string) int {
 	return sendExit(ctx, res, err, *timeout)
 }
 
-// sendInput is the request's stdin: TEXT joined by spaces plus a newline,
-// or without TEXT send's own stdin.
-func sendInput(text []string) ([]byte, error) {
-	if len(text) > 0 {
-		return []byte(strings.Join(text, " ") + "\n"), nil
-	}
-	b, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, fmt.Errorf("read stdin: %w", err)
-	}
-	return b, nil
-}
-
 // sendExit maps how the request ended to send's exit code; ctx is the
 // context a caught signal cancels.
 func sendExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
-	var sig *interrupted
-	switch {
-	case err != nil && errors.As(context.Cause(ctx), &sig):
-		fmt.Fprintf(os.Stderr, "fifobridge send: interrupted by SIG%s\n", child.SignalName(sig.sig))
-		return 128 + int(sig.sig)
-	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(os.Stderr, "fifobridge send: timed out after %s\n", timeout)
-		return exitTimedOut
-	case errors.Is(err, syscall.EPIPE):
-		return 128 + int(syscall.SIGPIPE) // stdout's reader left, as a pipeline expects
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
-		return exitBridge
-	case res.TimedOut:
+	if code, ok := clientErrorExit(ctx, "send", err, timeout); ok {
+		return code
+	}
+	if res.TimedOut {
 		fmt.Fprintf(os.Stderr, "fifobridge send: request timed out\n")
 		return exitTimedOut
 	}

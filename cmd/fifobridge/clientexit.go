@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+)
+
+// textInput is what send and ask pass on: TEXT joined by spaces, plus
+// suffix, or without TEXT the command's own stdin as it is.
+func textInput(text []string, suffix string) ([]byte, error) {
+	if len(text) > 0 {
+		return []byte(strings.Join(text, " ") + suffix), nil
+	}
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	return b, nil
+}
+
+// clientErrorExit maps the errors send and ask (name) end with alike to an
+// exit code, with one line on stderr: 128+N when a caught signal N
+// canceled ctx, 124 past the time limit, 141 quietly when stdout's reader
+// left (as a pipeline expects), 125 for any other; ok is false when err is
+// nil and the caller decides by the result.
+func clientErrorExit(ctx context.Context, name string, err error, timeout time.Duration) (code int, ok bool) {
+	var sig *interrupted
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.As(context.Cause(ctx), &sig):
+		fmt.Fprintf(os.Stderr, "fifobridge %s: interrupted by SIG%s\n", name, child.SignalName(sig.sig))
+		return 128 + int(sig.sig), true
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(os.Stderr, "fifobridge %s: timed out after %s\n", name, timeout)
+		return exitTimedOut, true
+	case errors.Is(err, syscall.EPIPE):
+		return 128 + int(syscall.SIGPIPE), true
+	}
+	fmt.Fprintf(os.Stderr, "fifobridge %s: %v\n", name, err)
+	return exitBridge, true
+}
