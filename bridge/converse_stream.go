@@ -64,8 +64,13 @@ func (s *stream) serveConversation(wg *sync.WaitGroup, done <-chan struct{}) (st
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	if asks != nil {
 		ends := []followed{{entry{s.dir, askName}, s.dir.Join(askName), asks}}
-		wg.Add(1)
+		wg.Add(2)
 		go func() { defer wg.Done(); followEnds(followCtx, s.cfg, ends, nil, s.created) }()
+		// A killed ask's reply FIFO is swept as a killed send's is.
+		go func() {
+			defer wg.Done()
+			sweepReplies(followCtx, s.cfg, s.replies, func(string) bool { return false })
+		}()
 	}
 	return func() {
 		s.conv.stop()

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
 )
 
 // Reply FIFOs left behind. send removes its reply FIFO on every way out it
@@ -11,7 +13,8 @@ import (
 // hold:
 //
 //   - no request names it: none that is queued, running or being answered
-//     holds it open (execMode.replyNames);
+//     holds it open (execMode.replyNames; a conversation's asks whose
+//     reader is gone are abandoned anyway, so there none counts);
 //   - nobody has it open for reading: its send is gone (a live send holds
 //     its read end from just after it made the FIFO until it removes it);
 //   - it has not changed for SweepAge: a send that made its FIFO a moment
@@ -33,17 +36,28 @@ const (
 // sweep removes reply FIFOs left behind, at start and every period, until
 // ctx is done.
 func (e *execMode) sweep(ctx context.Context) {
-	if e.replies == nil {
+	sweepReplies(ctx, e.cfg, e.replies, func(name string) bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.replyNames[name] > 0
+	})
+}
+
+// sweepReplies removes the reply FIFOs of replies that named says no
+// request or ask names, that nobody reads and that have not changed for
+// the sweep's age, at start and every period, until ctx is done.
+func sweepReplies(ctx context.Context, cfg *Config, replies *fifo.Dir, named func(string) bool) {
+	if replies == nil {
 		return
 	}
 	period, age := SweepPeriod, SweepAge
-	if e.cfg.ReplySweep > 0 {
-		period, age = e.cfg.ReplySweep, e.cfg.ReplySweep
+	if cfg.ReplySweep > 0 {
+		period, age = cfg.ReplySweep, cfg.ReplySweep
 	}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		e.sweepOnce(time.Now().Add(-age))
+		sweepOnce(cfg, replies, named, time.Now().Add(-age))
 		select {
 		case <-ctx.Done():
 			return
@@ -52,18 +66,15 @@ func (e *execMode) sweep(ctx context.Context) {
 	}
 }
 
-// sweepOnce removes the reply FIFOs that no request names, that nobody
-// reads and that have not changed since before.
-func (e *execMode) sweepOnce(before time.Time) {
+// sweepOnce removes the reply FIFOs that named says nothing names, that
+// nobody reads and that have not changed since before.
+func sweepOnce(cfg *Config, replies *fifo.Dir, named func(string) bool, before time.Time) {
 	removed, kept := 0, 0
-	err := e.replies.EachName(func(name string) {
-		e.mu.Lock()
-		named := e.replyNames[name] > 0
-		e.mu.Unlock()
-		if !named {
-			ok, err := e.replies.RemoveUnread(name, before)
+	err := replies.EachName(func(name string) {
+		if !named(name) {
+			ok, err := replies.RemoveUnread(name, before)
 			if err != nil {
-				e.cfg.Log.Debug("reply sweep: left alone", "name", name, "err", err)
+				cfg.Log.Debug("reply sweep: left alone", "name", name, "err", err)
 			}
 			if ok {
 				removed++
@@ -73,10 +84,10 @@ func (e *execMode) sweepOnce(before time.Time) {
 		kept++
 	})
 	if err != nil {
-		e.cfg.Log.Warn("reply sweep failed", "err", err)
+		cfg.Log.Warn("reply sweep failed", "err", err)
 	}
 	if removed > 0 {
-		e.cfg.Log.Info("removed reply fifos left behind by their senders", "dir", e.replies.Path(), "removed", removed)
+		cfg.Log.Info("removed reply fifos left behind by their senders", "dir", replies.Path(), "removed", removed)
 	}
-	e.cfg.Log.Debug("reply sweep done", "removed", removed, "kept", kept)
+	cfg.Log.Debug("reply sweep done", "removed", removed, "kept", kept)
 }

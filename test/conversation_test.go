@@ -329,3 +329,27 @@ func TestConversationAskFollowed(t *testing.T) {
 		t.Fatalf("agent exited %d", code)
 	}
 }
+
+// TestConversationSweep: the reply FIFO of an ask killed by SIGKILL is
+// removed by the agent's sweep, as a killed send's is.
+func TestConversationSweep(t *testing.T) {
+	checkLeaks(t, true)
+	requirePython(t)
+	a := startAgent(t, agentConfig{env: []string{sweepEnv},
+		flags:   []string{"-prompt", pythonPrompt, "-stderr", "out"},
+		program: []string{"python3", "-i", "-q"}})
+	a.ask("print(1)").requireAnswer(t, "1\n")
+	cmd, _ := a.startAsk("import time; time.sleep(30)")
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if !eventually(hangTimeout, func() bool { return len(replyNames(t, a.dir)) == 1 }) {
+		t.Fatalf("replies: %v, want the ask's FIFO", replyNames(t, a.dir))
+	}
+	a.waitTurn("the ask's turn", func(ts turnStatus) bool { return ts.Child.Turn != nil && ts.Child.Turn.Answered == 1 && ts.Child.Turn.State == "busy" })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !eventually(hangTimeout, func() bool { return len(replyNames(t, a.dir)) == 0 }) {
+		t.Fatalf("the killed ask's reply FIFO is still there: %v", replyNames(t, a.dir))
+	}
+	a.ask("print(2)").requireAnswer(t, "2\n")
+}
