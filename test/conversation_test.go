@@ -345,7 +345,9 @@ func TestConversationSweep(t *testing.T) {
 	if !eventually(hangTimeout, func() bool { return len(replyNames(t, a.dir)) == 1 }) {
 		t.Fatalf("replies: %v, want the ask's FIFO", replyNames(t, a.dir))
 	}
-	a.waitTurn("the ask's turn", func(ts turnStatus) bool { return ts.Child.Turn != nil && ts.Child.Turn.Answered == 1 && ts.Child.Turn.State == "busy" })
+	a.waitTurn("the ask's turn", func(ts turnStatus) bool {
+		return ts.Child.Turn != nil && ts.Child.Turn.Answered == 1 && ts.Child.Turn.State == "busy"
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	if !eventually(hangTimeout, func() bool { return len(replyNames(t, a.dir)) == 0 }) {
