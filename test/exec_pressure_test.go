@@ -290,8 +290,15 @@ func TestExecHugeIDsNoReader(t *testing.T) {
 	waitRejected(t, a, 260)
 	rss := vmRSS(t, a.pid)
 	t.Logf("agent RSS after 260 huge ids: %d KiB", rss>>10)
-	if rss > 32<<20 {
-		t.Errorf("agent RSS is %d MiB after 260 huge ids; want under 32 MiB", rss>>20)
+	// 260 MiB of ids kept would show far above either bound; a -race build
+	// of the agent needs more for itself (the detector's shadow memory for
+	// each of its reserved threads and Ps).
+	limit := 32 << 20
+	if raceBuild {
+		limit = 64 << 20
+	}
+	if rss > limit {
+		t.Errorf("agent RSS is %d MiB after 260 huge ids; want under %d MiB", rss>>20, limit>>20)
 	}
 	if n := len(a.stderr()); n > 256<<10 {
 		t.Errorf("agent logged %d KiB for 260 rejected requests: ids or lines are logged whole", n>>10)
