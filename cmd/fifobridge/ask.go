@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/fifobridge/fifobridge/client"
@@ -43,15 +41,9 @@ func ask(cmdline []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge ask: %v\n", err)
 		return exitBridge
 	}
-	// As send: every signal that would end ask is caught, so that the
-	// reply FIFO is removed on every way out (and the agent, seeing its
-	// reader gone, interrupts the turn).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	defer signal.Stop(sigs)
-	ctx, stopRelay := relaySignals(context.Background(), sigs)
-	defer stopRelay()
+	// The agent, seeing the reply FIFO's reader gone, interrupts the turn.
+	ctx, stopSignals := catchClientSignals()
+	defer stopSignals()
 	if *wait > 0 {
 		client.WaitAsking(ctx, *dir, *wait)
 	}

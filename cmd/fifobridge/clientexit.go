@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -47,4 +48,17 @@ func clientErrorExit(ctx context.Context, name string, err error, timeout time.D
 	}
 	fmt.Fprintf(os.Stderr, "fifobridge %s: %v\n", name, err)
 	return exitBridge, true
+}
+
+// catchClientSignals catches, for send and ask, every signal that would end
+// them otherwise, so that the reply FIFO is removed on every way out: INT,
+// TERM, HUP and QUIT cancel the returned context (see relaySignals), and a
+// caught SIGPIPE turns a write to a closed stdout into EPIPE. stop undoes
+// it and waits for the relay.
+func catchClientSignals() (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stopRelay := relaySignals(context.Background(), sigs)
+	return ctx, func() { stopRelay(); signal.Stop(sigs) }
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/fifobridge/fifobridge/client"
@@ -55,15 +53,8 @@ func send(cmdline []string) int {
 		return exitBridge
 	}
 
-	// Every signal that would end send otherwise is caught, so that the
-	// reply FIFO is removed on every way out. Caught, SIGPIPE turns a write
-	// to a closed stdout into EPIPE.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	defer signal.Stop(sigs)
-	ctx, stopRelay := relaySignals(context.Background(), sigs)
-	defer stopRelay()
+	ctx, stopSignals := catchClientSignals()
+	defer stopSignals()
 	if *wait > 0 {
 		client.WaitServing(ctx, *dir, *wait) // -timeout counts from the send
 	}
