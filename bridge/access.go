@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/fifobridge/fifobridge/bridge/stream"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,8 +40,8 @@ func (a *agent) childAccess(cred *syscall.Credential) []string {
 		found = append(found, fmt.Sprintf("it can write the input FIFO %s (mode %04o; see -perm)", a.cfg.In, st.Mode&0o7777))
 	}
 	if a.cfg.Prompt != nil && a.dir != nil {
-		if st, err := a.dir.Stat(askName); err == nil && may(&st, cred, permW) {
-			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(askName), st.Mode&0o7777))
+		if st, err := a.dir.Stat(stream.AskName); err == nil && may(&st, cred, permW) {
+			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(stream.AskName), st.Mode&0o7777))
 		}
 	}
 	var dst unix.Stat_t

@@ -2,12 +2,13 @@ package bridge
 
 import (
 	"context"
-	"github.com/fifobridge/fifobridge/status"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/fifobridge/fifobridge/status"
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
@@ -77,7 +78,6 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	a.mu.Lock()
 	a.containment = containTree
 	if cgroups != nil {
-		cfg.cgroups = cgroups
 		a.containment = containCgroup
 	}
 	a.mu.Unlock()
@@ -101,29 +101,13 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	wg.Add(1)
-	go func() { defer wg.Done(); a.follow(watchCtx, src, sink) }()
+	go func() { defer wg.Done(); a.followFIFOs(watchCtx, src, sink) }()
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
-	var m mode
-	if cfg.Mode == "exec" {
-		m = newExecMode(cfg, reaper, src, sink, a.replies, statusFile.Poke)
-	} else {
-		st := newStream(cfg, reaper, src, sink, statusFile.Poke, a.dir)
-		st.replies = a.replies // with -prompt, for the asks
-		st.created = a.addCreated
-		m = st
-	}
-	a.setSource(m.snapshot)
-	return m.run(ctx)
-}
-
-// mode is stream or exec mode. run serves until the work is over or ctx is
-// done, closes the FIFO ends it was given, and returns after every goroutine
-// and child it started is gone.
-type mode interface {
-	run(ctx context.Context) (child.ExitStatus, error)
-	snapshot() status.Status
+	m := a.engine(cfg.spec(cgroups), reaper, src, sink)
+	a.setSource(m.Snapshot)
+	return m.Run(ctx)
 }
 
 // dropSignals discards forwarded signals until the returned func is called.

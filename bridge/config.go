@@ -40,7 +40,7 @@ type Config struct {
 	MaxRequest    int
 	AllowArgs     bool
 	// ReplySweep, if set, replaces both SweepPeriod and SweepAge (see
-	// exec_sweep.go). No flag sets it: the rule is fixed for users, and
+	// answer.Sweep). No flag sets it: the rule is fixed for users, and
 	// only tests shorten it, through FIFOBRIDGE_TEST_REPLY_SWEEP.
 	ReplySweep time.Duration
 
@@ -59,7 +59,7 @@ type Config struct {
 	StderrOut bool
 	// Prompt, if set, makes the stream child a conversation (-prompt): the
 	// agent follows its turns, serves DIR/ask, and the output FIFO is a
-	// transcript that never holds the child back (see converse.go).
+	// transcript that never holds the child back (see package stream).
 	Prompt *regexp.Regexp
 
 	Log *slog.Logger
@@ -75,22 +75,14 @@ type Config struct {
 	// Terminal, if set, is the controlling terminal a stream child gets
 	// the foreground of.
 	Terminal *child.Terminal
-
-	// cgroups, set by Run, gives every child a cgroup of its own; nil:
-	// the tree stop alone.
-	cgroups *child.Cgroups
 }
 
-// flushGrace bounds how long a stopping agent waits for a reader to take the
-// last output of a child before it gives up on it, so that a stop is
-// honoured within the stop timeout plus one second.
-const flushGrace = 500 * time.Millisecond
-
-// spec is how every child of cfg starts, less its stdio.
-func (cfg *Config) spec() child.Spec {
+// spec is how every child of cfg starts, less its stdio; cgroups, if
+// set, gives each a cgroup of its own.
+func (cfg *Config) spec(cgroups *child.Cgroups) child.Spec {
 	spec := child.Spec{
 		Program: cfg.Program, Path: cfg.ProgramPath, Args: cfg.Args, Dir: cfg.WorkDir,
-		Credential: cfg.Credential, Signals: cfg.Signals, Cgroups: cfg.cgroups,
+		Credential: cfg.Credential, Signals: cfg.Signals, Cgroups: cgroups,
 	}
 	if cfg.Credential != nil {
 		spec.Env = child.UserEnv(os.Environ(), cfg.Credential.Uid)

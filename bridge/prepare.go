@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/status"
 )
@@ -238,12 +239,12 @@ func (a *agent) prepareAsk() error {
 	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
 		return err
 	}
-	made, err := a.dir.Make(askName, a.cfg.Perm)
+	made, err := a.dir.Make(stream.AskName, a.cfg.Perm)
 	if err != nil {
 		return err
 	}
 	if made {
-		a.addCreated(a.dir, askName)
+		a.addCreated(a.dir, stream.AskName)
 	}
 	return nil
 }

@@ -274,7 +274,7 @@ func orDefault(v, def string) string {
 }
 
 // replySweepEnv shortens the exec-mode sweep of reply FIFOs left behind
-// (bridge.SweepPeriod and SweepAge, a minute each) for tests, which cannot
+// (answer.SweepPeriod and SweepAge, a minute each) for tests, which cannot
 // wait minutes. It is not a flag and not part of the interface.
 const replySweepEnv = "FIFOBRIDGE_TEST_REPLY_SWEEP"
 

@@ -1,0 +1,43 @@
+package bridge
+
+import (
+	"context"
+
+	"github.com/fifobridge/fifobridge/bridge/execmode"
+	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// engine is stream or exec mode. Run serves until the work is over or ctx
+// is done, closes the FIFO ends it was given, and returns after every
+// goroutine and child it started is gone. Snapshot is its part of the
+// status file.
+type engine interface {
+	Run(ctx context.Context) (child.ExitStatus, error)
+	Snapshot() status.Status
+}
+
+// engine returns the engine of the agent's mode, serving src and sink and
+// starting every child as spec says.
+func (a *agent) engine(spec child.Spec, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
+	cfg := a.cfg
+	if cfg.Mode == "exec" {
+		return execmode.New(&execmode.Config{
+			Child: spec, Timeout: cfg.Timeout, MaxConcurrent: cfg.MaxConcurrent, MaxRequest: cfg.MaxRequest,
+			AllowArgs: cfg.AllowArgs, StopSignal: cfg.StopSignal, StopTimeout: cfg.StopTimeout,
+			IdleTimeout: cfg.IdleTimeout, ReplySweep: cfg.ReplySweep, Replies: a.replies,
+			Log: cfg.Log, Forward: cfg.Forward,
+		}, reaper, src, sink, a.statusFile.Poke)
+	}
+	return stream.New(&stream.Config{
+		Child: spec, Restart: cfg.Restart, MaxRestarts: cfg.MaxRestarts, RestartWindow: cfg.RestartWindow,
+		BackoffMin: cfg.BackoffMin, BackoffMax: cfg.BackoffMax, StopSignal: cfg.StopSignal,
+		StopTimeout: cfg.StopTimeout, IdleTimeout: cfg.IdleTimeout,
+		Tty: cfg.Tty, TtySize: cfg.TtySize, Terminal: cfg.Terminal, Tee: cfg.Tee, StderrOut: cfg.StderrOut,
+		Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
+		Create: cfg.Create, Perm: cfg.Perm, Dir: a.dir, Replies: a.replies, Created: a.addCreated,
+		Log: cfg.Log, Forward: cfg.Forward,
+	}, reaper, src, sink, a.statusFile.Poke)
+}

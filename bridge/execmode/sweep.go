@@ -1,0 +1,17 @@
+package execmode
+
+import (
+	"context"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+)
+
+// sweep removes reply FIFOs left behind (see answer.Sweep) until ctx is
+// done; a FIFO a queued, running or answered request holds is named.
+func (e *Engine) sweep(ctx context.Context) {
+	answer.Sweep(ctx, e.cfg.Log, e.replies, e.cfg.ReplySweep, func(name string) bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.replyNames[name] > 0
+	})
+}

@@ -1,0 +1,117 @@
+// Package follow keeps the agent's FIFO ends on the FIFOs their paths
+// name: a FIFO replaced by someone else is served in place of the old one,
+// and with -create a missing one is made again. Entries are looked at
+// through their directory's descriptor, never following a link.
+package follow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// followInterval is how often the FIFO paths are looked at for a replaced
+// or missing FIFO. Looking (two lstat calls) is cheaper than inotify here:
+// closing an inotify descriptor takes the kernel tens of milliseconds, which
+// every exit would pay. Each look wakes an idle agent, and a wake-up of the
+// Go runtime costs a few hundred microseconds of CPU on a virtual machine:
+// once a second keeps an idle agent under a millisecond of CPU a second,
+// and a writer of a replaced FIFO waits at most that long for its reader.
+const followInterval = time.Second
+
+// remakeDelay is how long a FIFO may be missing before the agent (with
+// Create) makes it again. Someone who removes a FIFO to replace it has this
+// long to make theirs, so their mkfifo does not fail for ours.
+const remakeDelay = time.Second
+
+// Reopener is a FIFO end that follows its path: fifo.Source and fifo.Sink.
+type Reopener interface {
+	Reopen(create bool, perm os.FileMode) (changed, created bool, err error)
+}
+
+// End is one FIFO end and the entry, name in Dir, that it follows; Path
+// names it in the log.
+type End struct {
+	Dir  *fifo.Dir
+	Name string
+	Path string
+	FIFO Reopener
+}
+
+// Options says how Ends remakes and reports.
+type Options struct {
+	Create bool        // make a missing FIFO again
+	Perm   os.FileMode // the mode of a FIFO made again
+	Log    *slog.Logger
+	// Sink, when one of the ends, gets the bytes left in a replaced FIFO
+	// moved at once.
+	Sink *fifo.Sink
+	// Created is told of every FIFO made again, to be removed at exit.
+	Created func(d *fifo.Dir, name string)
+}
+
+// Ends keeps each end on the FIFO its entry names until ctx is done: a
+// replaced FIFO is served in place of the old one, and with o.Create a
+// missing one is made again after remakeDelay (and given to o.Created).
+// Entries are looked at with fstatat relative to their directory's
+// descriptor, never following a link, and remade with mkfifoat there
+// (fifo.Dir.Make).
+func Ends(ctx context.Context, ends []End, o Options) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	reported := map[string]bool{} // paths whose wrong content was logged
+	reopen := func(f End, create bool) {
+		changed, made, err := f.FIFO.Reopen(create, o.Perm)
+		switch {
+		case err != nil && !errors.Is(err, fifo.ErrClosed):
+			if !reported[f.Path] {
+				o.Log.Error("cannot serve what the fifo path now names; still serving the old fifo", "path", f.Path, "err", err)
+				reported[f.Path] = true
+			}
+			return
+		case changed:
+			o.Log.Info("fifo replaced; serving the new one", "path", f.Path, "created", made)
+			if o.Sink != nil && f.FIFO == Reopener(o.Sink) {
+				// Output waiting in the old FIFO moves now, not with the
+				// child's next write; closing the sink ends the wait.
+				wg.Add(1)
+				go func() { defer wg.Done(); o.Sink.CarryOver() }()
+			}
+		}
+		reported[f.Path] = false
+		if made {
+			o.Created(f.Dir, f.Name)
+		}
+	}
+
+	t := time.NewTicker(followInterval)
+	defer t.Stop()
+	missing := map[string]time.Time{} // since when
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, f := range ends {
+			_, err := f.Dir.Stat(f.Name)
+			switch {
+			case !errors.Is(err, os.ErrNotExist):
+				delete(missing, f.Path)
+				reopen(f, false)
+			case missing[f.Path].IsZero():
+				missing[f.Path] = time.Now()
+			case o.Create && time.Since(missing[f.Path]) >= remakeDelay-followInterval/2:
+				// Missing at two looks a followInterval apart: missing
+				// for remakeDelay, give or take the ticker's jitter.
+				reopen(f, true)
+				delete(missing, f.Path)
+			}
+		}
+	}
+}

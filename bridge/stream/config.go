@@ -1,0 +1,73 @@
+package stream
+
+import (
+	"log/slog"
+	"os"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+)
+
+// Config is what stream mode is told: the part of `fifobridge run`'s flags
+// it serves, and the directories the agent opened for it.
+type Config struct {
+	// Child is how every child starts, less its stdio.
+	Child child.Spec
+
+	Restart       child.Policy
+	MaxRestarts   int
+	RestartWindow time.Duration
+	BackoffMin    time.Duration
+	BackoffMax    time.Duration
+	StopSignal    syscall.Signal
+	StopTimeout   time.Duration
+	// IdleTimeout, if set, stops the engine as TERM does after this long
+	// with no input byte.
+	IdleTimeout time.Duration
+
+	// Tty runs the child on a new pseudo-terminal of TtySize.
+	Tty     bool
+	TtySize child.Winsize
+	// Terminal, if set, is the controlling terminal a child gets the
+	// foreground of.
+	Terminal *child.Terminal
+	// Tee copies the child's output to the agent's stdout too, best
+	// effort: what stdout cannot take is dropped and counted.
+	Tee bool
+	// StderrOut makes a child on pipes write its stderr to the same pipe
+	// as its stdout (-stderr out); otherwise its stderr is the agent's.
+	StderrOut bool
+
+	// Prompt, if set, makes the child a conversation (-prompt): the turns
+	// are followed, DIR/ask is served, and the output FIFO is a transcript
+	// that never holds the child back (see converse.go).
+	Prompt *regexp.Regexp
+	// MaxRequest bounds an ask line, in bytes.
+	MaxRequest int
+	// ReplySweep, if set, replaces the reply sweep's period and age (see
+	// answer.Sweep); tests only.
+	ReplySweep time.Duration
+	// Create and Perm say whether and how DIR/ask is made again when it
+	// goes missing, as -in is.
+	Create bool
+	Perm   os.FileMode
+
+	// Dir is DIR, where the terminal's winsize and DIR/ask are; nil when
+	// it is missing. Replies is DIR/replies, for the asks' reply FIFOs.
+	Dir, Replies *fifo.Dir
+	// Created is told of every FIFO made again (DIR/ask), to be removed
+	// at exit.
+	Created func(d *fifo.Dir, name string)
+
+	Log *slog.Logger
+	// Forward carries the signals to pass on to the child's process group.
+	Forward <-chan os.Signal
+}
+
+// flushGrace bounds how long a stopping engine waits for a reader to take
+// the last output of a child before it gives up on it, so that a stop is
+// honoured within the stop timeout plus one second.
+const flushGrace = 500 * time.Millisecond

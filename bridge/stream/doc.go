@@ -1,0 +1,28 @@
+// Package stream is stream mode: one long-lived supervised child, on pipes
+// or (-tty) a fresh pseudo-terminal per start, wired to the agent's input
+// and output FIFOs; with -prompt, a conversation whose turns are followed
+// and whose asks are answered on reply FIFOs (converse.go).
+//
+// Guarantees:
+//
+//   - Bytes written to the input FIFO reach the child's stdin byte for byte,
+//     and the child's stdout reaches the output FIFO byte for byte; stderr is
+//     the agent's own, or with -stderr out the same pipe as stdout.
+//   - Writers of the input FIFO coming and going never give the child EOF.
+//   - Output waits for a reader (backpressure); nothing is dropped.
+//   - Input read from the FIFO but not consumed by a child that ended, even
+//     bytes left in its stdin pipe, goes to the next child.
+//   - Every goroutine started here is waited for before Run returns, and
+//     every descriptor opened here is closed.
+//
+// With Tty, each start gets a fresh pseudo-terminal instead of pipes:
+//
+//   - The agent holds only its master, from the start until the child's
+//     tree is gone; then the master is closed, so nothing grows over
+//     restarts.
+//   - Input is written to the master as typed, and only while the child
+//     runs; what was read and not taken goes to the next terminal. The
+//     master's output reaches the output FIFO byte for byte, with the same
+//     backpressure, until EIO (nobody has the terminal any more).
+//   - DIR/winsize is read through DIR's descriptor, never through a link.
+package stream

@@ -1,0 +1,167 @@
+package stream
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/idle"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
+)
+
+// feeder moves bytes from the input FIFO to the stdin of whichever child is
+// attached, with splice(2), so they never pass through the agent's memory.
+// While no child is attached, input waits in the FIFO (backpressure). When
+// a child is detached, the bytes left unread in its stdin pipe are taken
+// back and go, first and in order, to the next child.
+type feeder struct {
+	src *fifo.Source
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	pending []byte   // taken back from a child, not yet written to the next
+	stdin   *os.File // the attached child's stdin (agent's end), or nil
+	back    *os.File // the same pipe's read end, kept to recover leftovers
+	busy    bool     // a splice or write to stdin is under way
+	closed  bool
+	turns   int // writeTurn calls waiting or under way: run waits for them
+
+	// typed, if set, is told when bytes from the input FIFO went to a
+	// child (a conversation's child is then busy).
+	typed func()
+
+	clock *idle.Clock // told of every byte read from src
+}
+
+func newFeeder(src *fifo.Source, clock *idle.Clock) *feeder {
+	f := &feeder{src: src, clock: clock}
+	f.cond.L = &f.mu
+	return f
+}
+
+// run feeds until close is called, or src is closed.
+func (f *feeder) run() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		for (f.stdin == nil || f.turns > 0) && !f.closed {
+			f.cond.Wait()
+		}
+		if f.closed {
+			return
+		}
+		w, pending := f.stdin, f.pending
+		f.busy = true
+		f.src.Rearm() // before the lock is let go, so detach's Wake counts
+		f.mu.Unlock()
+		var n int
+		var err error
+		if len(pending) > 0 {
+			n, err = w.Write(pending)
+		} else {
+			var moved int
+			if moved, err = f.src.SpliceTo(w, pipeio.PipeSize); moved > 0 {
+				f.clock.Touch()
+			}
+			if moved > 0 && f.typed != nil {
+				f.typed()
+			}
+		}
+		f.mu.Lock()
+		f.busy = false
+		f.pending = f.pending[n:]
+		f.cond.Broadcast()
+		if errors.Is(err, fifo.ErrClosed) {
+			return
+		}
+	}
+}
+
+// attach makes stdin the destination; back is the read end of its pipe.
+func (f *feeder) attach(stdin, back *os.File) {
+	f.mu.Lock()
+	f.stdin, f.back = stdin, back
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// detach takes the child's stdin away, recovers the bytes the child did not
+// read, and closes both ends of its pipe. Call it after the child's tree is
+// gone.
+func (f *feeder) detach() {
+	f.mu.Lock()
+	w, back := f.stdin, f.back
+	f.stdin, f.back = nil, nil
+	if w == nil {
+		f.mu.Unlock()
+		return
+	}
+	w.SetWriteDeadline(time.Unix(1, 0))
+	f.src.Wake()
+	for f.busy {
+		f.cond.Wait()
+	}
+	if left := fifo.Drain(back); len(left) > 0 {
+		f.pending = append(left, f.pending...)
+	}
+	f.mu.Unlock()
+	w.Close()
+	back.Close()
+}
+
+// close ends run; the caller also closes src, which wakes a splice.
+func (f *feeder) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// held reports how many bytes taken back wait for the next child.
+func (f *feeder) held() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pending)
+}
+
+// errNoInput is writeTurn's error once the feeder is closed.
+var errNoInput = errors.New("the agent is stopping: no child takes input")
+
+// writeTurn writes p whole to the attached child's stdin between two of
+// run's moves, so that it never lands inside one chunk of the input
+// FIFO's bytes; it waits for a child to be attached, and for the input
+// taken back from the last one to go first. It fails once the feeder is
+// closed, or when the child is detached while p is written.
+func (f *feeder) writeTurn(p []byte) error {
+	f.mu.Lock()
+	f.turns++
+	f.src.Wake() // a splice waiting for input gives way
+	for (f.stdin == nil || f.busy || len(f.pending) > 0) && !f.closed {
+		if f.stdin != nil && len(f.pending) > 0 && !f.busy {
+			break // the leftovers go first: run does not wait for them
+		}
+		f.cond.Wait()
+	}
+	if f.closed {
+		f.turns--
+		f.cond.Broadcast()
+		f.mu.Unlock()
+		return errNoInput
+	}
+	w := f.stdin
+	f.busy = true
+	if len(f.pending) > 0 {
+		p = append(f.pending, p...)
+		f.pending = nil
+	}
+	f.mu.Unlock()
+	_, err := w.Write(p)
+	f.mu.Lock()
+	f.busy = false
+	f.turns--
+	f.cond.Broadcast()
+	f.mu.Unlock()
+	return err
+}

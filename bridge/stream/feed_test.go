@@ -1,0 +1,126 @@
+package stream
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/idle"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
+)
+
+// childPipe is a stdin pipe as start makes it: the agent's non-blocking write
+// end and the child's read end.
+func childPipe(t *testing.T) (stdin, back *os.File) {
+	t.Helper()
+	stdin, back, err := pipeio.Pipe(false)
+	require.NoError(t, err)
+	return stdin, back
+}
+
+func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
+	before := leakcheck.FDs(t)
+	src, srcW := inputFIFO(t)
+	f := newFeeder(src, idle.NewClock())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run() }()
+
+	// The first child reads nothing; more than a pipe buffer is sent, so the
+	// feeder is blocked in the middle of a write when the child goes away.
+	data := make([]byte, 3<<20)
+	rand.Read(data)
+	wrote := make(chan error, 1)
+	go func() { _, err := srcW.Write(data); wrote <- err }()
+	stdin1, back1 := childPipe(t)
+	f.attach(stdin1, back1)
+	size, err := unix.FcntlInt(back1.Fd(), unix.F_GETPIPE_SZ, 0)
+	require.NoError(t, err)
+	waitUnread(t, back1, size) // the child's pipe is full: the feeder waits to write
+	f.detach()
+
+	// The second child gets everything, in order.
+	stdin2, back2 := childPipe(t)
+	f.attach(stdin2, back2)
+	got := make([]byte, len(data))
+	_, err = io.ReadFull(back2, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got), "input lost or reordered across children")
+	require.NoError(t, <-wrote)
+
+	f.detach()
+	f.close()
+	src.Close() // wakes the feeder's splice
+	<-done
+	srcW.Close()
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
+}
+
+// inputFIFO is an input FIFO as the agent holds it, and a writer.
+func inputFIFO(t *testing.T) (*fifo.Source, *os.File) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in")
+	_, err := fifo.Make(p, 0o600)
+	require.NoError(t, err)
+	src, err := fifo.OpenSource(p)
+	require.NoError(t, err)
+	w, err := fifo.OpenWriterNow(p)
+	require.NoError(t, err)
+	return src, w
+}
+
+// waitUnread waits until the pipe whose read end is r holds n unread bytes.
+func waitUnread(t *testing.T, r *os.File, n int) {
+	t.Helper()
+	var unread int
+	var err error
+	deadline := time.Now().Add(10 * time.Second)
+	for unread, err = unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ); err == nil && unread != n; unread, err = unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ) {
+		require.True(t, time.Now().Before(deadline), "pipe holds %d unread bytes after 10s, want %d", unread, n)
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, err)
+}
+
+func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
+	before := leakcheck.FDs(t)
+	src, srcW := inputFIFO(t)
+	f := newFeeder(src, idle.NewClock())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run() }()
+
+	stdin1, back1 := childPipe(t)
+	f.attach(stdin1, back1)
+	_, err := srcW.Write([]byte("a\nb\nc\n"))
+	require.NoError(t, err)
+	// The first child takes one line and exits.
+	line := make([]byte, 2)
+	_, err = io.ReadFull(back1, line)
+	require.NoError(t, err)
+	require.Equal(t, "a\n", string(line))
+	waitUnread(t, back1, len("b\nc\n")) // the feeder moved everything into the pipe
+	f.detach()
+	require.Equal(t, 4, f.held(), "the unread lines are taken back")
+
+	stdin2, back2 := childPipe(t)
+	f.attach(stdin2, back2)
+	rest := make([]byte, 4)
+	_, err = io.ReadFull(back2, rest)
+	require.NoError(t, err)
+	require.Equal(t, "b\nc\n", string(rest), "the next child gets them with no new input")
+
+	f.detach()
+	f.close()
+	src.Close()
+	<-done
+	srcW.Close()
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
+}

@@ -1,0 +1,334 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/idle"
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// Engine is stream mode: one supervised child, restarted by policy, wired to
+// the same FIFOs each time.
+type Engine struct {
+	cfg    *Config
+	reaper *child.Reaper
+	src    *fifo.Source
+	sink   *fifo.Sink
+	poke   func() // the status changed
+
+	sup  *child.Supervisor
+	feed *feeder
+	idle *idle.Clock // input bytes, for -idle-timeout
+	tee  *teeOut     // -tee: the copy on the agent's stdout, or nil
+	cur  *wiring
+	ctx  context.Context // of run; done means stopping
+
+	tty *terminal // with -tty, what replaces feed and cur
+
+	// With -prompt (converse_stream.go): the turns and the output FIFO as
+	// a transcript.
+	conv   *conversation
+	script *transcript
+}
+
+// New returns stream mode serving src and sink with cfg; poke is told
+// whenever the status changed. Run serves.
+func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
+	clock := idle.NewClock()
+	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock}
+	s.sup = &child.Supervisor{
+		Reaper:      reaper,
+		Log:         cfg.Log,
+		Start:       s.start,
+		Exited:      s.exited,
+		Changed:     poke,
+		Policy:      cfg.Restart,
+		MaxRestarts: cfg.MaxRestarts,
+		Window:      cfg.RestartWindow,
+		BackoffMin:  cfg.BackoffMin,
+		BackoffMax:  cfg.BackoffMax,
+		StopSignal:  cfg.StopSignal,
+		StopTimeout: cfg.StopTimeout,
+	}
+	if cfg.Tee {
+		var err error
+		if s.tee, err = newTeeOut(cfg.Log); err != nil {
+			cfg.Log.Warn("no -tee copy: stdout cannot be used", "err", err)
+		}
+	}
+	if cfg.Tty {
+		s.tty = newTerminal(cfg, src, sink, poke, clock)
+		s.tty.tee = s.tee
+		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
+	}
+	if cfg.Prompt != nil {
+		s.converse()
+	}
+	return s
+}
+
+// wiring is what connects one child to the FIFOs.
+type wiring struct {
+	stdin, back *os.File      // stdin pipe: agent's write end, and its read end kept for leftovers
+	stdout      *os.File      // stdout pipe: agent's read end
+	copied      chan struct{} // closed when stdout is copied to its end
+	unwiring    atomic.Bool   // unwire asked copyOut to finish
+}
+
+// Run serves until the child ends for good or ctx is done. It closes src and
+// sink, and returns after every goroutine it started has ended.
+func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
+	cfg := s.cfg
+	ctx, stopIdle := s.idle.StopWhenIdle(ctx, cfg.IdleTimeout, cfg.Log, nil) // no input byte for -idle-timeout: a stop
+	defer stopIdle()
+	s.ctx = ctx
+
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	if s.tty != nil {
+		s.serveTerminal(&wg, done)
+	} else {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.feed.run() }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.forward(done) }()
+	var teeWG sync.WaitGroup
+	if s.tee != nil {
+		teeWG.Add(1)
+		go func() { defer teeWG.Done(); s.tee.run() }()
+		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
+	}
+
+	stopConv := s.serveConversation(&wg, done)
+	st, err := s.sup.Run(ctx)
+
+	stopConv()
+	close(done)
+	s.feed.close()
+	if s.tty != nil {
+		s.tty.close()
+	}
+	s.src.Close() // wakes the feeder's Read
+	if s.script != nil {
+		s.script.close()
+	}
+	s.sink.Close()
+	wg.Wait()
+	s.closeConversation()
+	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
+		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
+	}
+	return st, err
+}
+
+// forward passes signals to the child until done.
+func (s *Engine) forward(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case sig := <-s.cfg.Forward:
+			s.sup.Signal(sig.(syscall.Signal))
+		}
+	}
+}
+
+// start starts one child on fresh pipes and wires them to the FIFOs.
+func (s *Engine) start() (*child.Process, error) {
+	if s.conv != nil {
+		s.conv.started() // before any output: the first prompt counts
+	}
+	if s.tty != nil {
+		return s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done())
+	}
+	stdin, childIn, err := pipeio.Pipe(false)
+	if err != nil {
+		return nil, err
+	}
+	stdout, childOut, err := pipeio.Pipe(true)
+	if err != nil {
+		stdin.Close()
+		childIn.Close()
+		return nil, err
+	}
+	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
+	pipeio.Grow(stdout)
+	spec := s.cfg.Child
+	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
+	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	if s.conv != nil {
+		spec.Signals = interruptible(spec.Signals)
+	}
+	if s.cfg.StderrOut {
+		spec.Stderr = childOut // one pipe: the child's own order is kept
+	}
+	p, err := s.reaper.Start(spec)
+	childOut.Close() // the child has it; holding it would hide its EOF
+	if err != nil {
+		stdin.Close()
+		childIn.Close()
+		stdout.Close()
+		return nil, err
+	}
+	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
+	go func() {
+		defer close(w.copied)
+		s.copyOut(w)
+		if s.conv != nil {
+			s.conv.outputEnded()
+		}
+	}()
+	s.feed.attach(stdin, childIn)
+	s.cur = w
+	return p, nil
+}
+
+// copyOut moves the child's stdout to the output FIFO with splice(2) until
+// EOF, or until unwire asks it to finish; then it copies what is still in
+// the pipe. Any other error is tried again, as readRetry says: stopping
+// would leave the child blocked on a full stdout. Should the copy give up,
+// it closes its end of the pipe, so that the child's writes fail rather
+// than wait for a reader that is gone.
+func (s *Engine) copyOut(w *wiring) {
+	if s.conv != nil {
+		s.copyConverse(w)
+		return
+	}
+	if s.tee != nil {
+		s.copyTee(w)
+		return
+	}
+	retry := readRetry{log: s.cfg.Log, what: "moving the child's output"}
+	defer retry.end()
+	for {
+		_, err := s.sink.SpliceFrom(w.stdout, pipeio.PipeSize)
+		switch {
+		case err == nil:
+			retry.ok()
+			continue
+		case errors.Is(err, fifo.ErrClosed):
+			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
+			return
+		case errors.Is(err, io.EOF), w.unwiring.Load():
+		case retry.again(err):
+			continue
+		default:
+			w.stdout.Close()
+			return
+		}
+		break
+	}
+	if left := fifo.Drain(w.stdout); len(left) > 0 {
+		if _, err := s.sink.Write(left); err != nil {
+			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
+		}
+	}
+}
+
+// exited cleans up after a child whose tree is gone: the terminal comes
+// back to the agent, and the child is unwired. A last child that ended by
+// itself keeps its last words: its output waits for a reader for up to
+// -stop-timeout (a stop cuts that short).
+func (s *Engine) exited(p *child.Process, last bool) {
+	if err := s.cfg.Terminal.TakeBack(p); err != nil {
+		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
+	}
+	giveUp, grace := s.ctx, flushGrace
+	if last && s.ctx.Err() == nil && s.conv == nil { // a transcript never waits for its reader
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StopTimeout)
+		defer cancel()
+		giveUp, grace = ctx, 0
+		defer s.lastWords(ctx)
+	}
+	if s.conv != nil {
+		defer s.conv.exited(p.Status(), last) // after its output was copied
+	}
+	if s.tty != nil {
+		s.tty.unwire(giveUp.Done(), grace)
+		return
+	}
+	s.unwire(giveUp.Done(), grace)
+}
+
+// lastWords waits until a reader has taken every byte the output FIFO
+// holds, or ctx is done.
+func (s *Engine) lastWords(ctx context.Context) {
+	if s.sink.WaitDrained(ctx) == nil || s.ctx.Err() != nil {
+		return // read, or a stop: that does not wait for a reader
+	}
+	s.cfg.Log.Warn("the child's last output was not read", "unread", s.sink.Unread(), "waited", s.cfg.StopTimeout)
+}
+
+// unwire disconnects the child that ended, once its tree is gone: its unread
+// input is kept for the next one, and its last output is delivered. Nothing
+// waits for a process outside the tree that may still hold the child's
+// stdout. Once giveUp is closed, the output gets grace to find a reader,
+// then is given up.
+func (s *Engine) unwire(giveUp <-chan struct{}, grace time.Duration) {
+	w := s.cur
+	s.cur = nil
+	s.feed.detach()
+	w.unwiring.Store(true)
+	w.stdout.SetReadDeadline(time.Unix(1, 0))
+	waitCopied(w.copied, giveUp, grace, s.sink)
+	w.stdout.Close()
+}
+
+// waitCopied waits until copied is closed. Once giveUp is closed, it waits
+// grace more, then closes sink so that the copy gives up.
+func waitCopied(copied, giveUp <-chan struct{}, grace time.Duration, sink *fifo.Sink) {
+	select {
+	case <-copied:
+		return
+	case <-giveUp:
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-copied:
+	case <-t.C:
+		sink.Close()
+		<-copied
+	}
+}
+
+// snapshot is stream mode's part of the status file.
+func (s *Engine) Snapshot() status.Status {
+	snap := s.sup.Snapshot()
+	st := status.Status{State: string(snap.State)}
+	if st.State == "" {
+		st.State = string(child.StateStarting)
+	}
+	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts,
+		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String()}
+	if s.tty != nil {
+		size := s.tty.winsize()
+		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}
+	}
+	if s.tee != nil {
+		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
+	}
+	if s.conv != nil {
+		st.Child.Turn = s.conv.snapshot()
+		st.Transcript = &status.Transcript{Written: s.script.written.Load(), Dropped: s.script.dropped.Load()}
+	}
+	if snap.LastExit != nil {
+		st.Child.LastExit = &status.LastExit{
+			Code:   snap.LastExit.Code(),
+			Signal: child.SignalName(snap.LastExit.Signal()),
+			At:     snap.LastAt.UTC(),
+		}
+	}
+	return st
+}

@@ -1,0 +1,66 @@
+package stream
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
+)
+
+// TestWinsizeWatch: a size written into DIR/winsize resizes the terminals,
+// also once DIR was moved (the watch is through its descriptor), and the
+// watch's goroutines are gone once done is closed.
+func TestWinsizeWatch(t *testing.T) {
+	before, goroutines := leakcheck.FDs(t), runtime.NumGoroutine()
+	path := filepath.Join(t.TempDir(), "dir")
+	require.NoError(t, os.Mkdir(path, 0o755))
+	dir, err := fifo.OpenDir(path, false)
+	require.NoError(t, err)
+	poked := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case poked <- struct{}{}:
+		default:
+		}
+	}
+	term := newTerminal(&Config{Log: slog.New(slog.DiscardHandler)}, nil, nil, poke, nil)
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() { defer close(watched); term.watchWinsize(dir, done) }()
+
+	// Written until seen: the first write may come before the watch.
+	resizedTo := func(where, size string, want child.Winsize) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for term.winsize() != want {
+			require.True(t, time.Now().Before(deadline), "no resize to %s after writing %s", size, where)
+			require.NoError(t, os.WriteFile(filepath.Join(where, winsizeName), []byte(size+"\n"), 0o644))
+			select {
+			case <-poked:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	resizedTo(path, "120x40", child.Winsize{Cols: 120, Rows: 40})
+	moved := path + ".moved"
+	require.NoError(t, os.Rename(path, moved))
+	resizedTo(moved, "100x30", child.Winsize{Cols: 100, Rows: 30})
+
+	close(done)
+	<-watched
+	require.NoError(t, dir.Close())
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines left")
+}
