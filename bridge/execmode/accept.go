@@ -75,7 +75,7 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		err = errors.New("args given but the agent runs without -allow-args")
 	}
 	if err == nil {
-		err = e.enqueue(ctx, &pending{req: req, reply: reply, cancel: newCancel()})
+		err = e.queue.put(ctx, &pending{req: req, reply: reply, cancel: newCancel()})
 	}
 	if err != nil {
 		e.reject(req.ID, reply, err)

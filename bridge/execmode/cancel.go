@@ -34,23 +34,7 @@ func (e *Engine) cancelLine(req protocol.Parsed, reply *fifo.Reply) {
 // cancelLine does, and reports whether there was one; it answers nothing
 // for the cancel line itself.
 func (e *Engine) cancelQuietly(id string) bool {
-	e.mu.Lock()
-	var queued []*pending
-	kept := e.queue[:0]
-	for _, p := range e.queue {
-		if p.req.ID == id {
-			queued = append(queued, p)
-		} else {
-			kept = append(kept, p)
-		}
-	}
-	clear(e.queue[len(kept):])
-	e.queue = kept
-	running := append([]*cancel(nil), e.live[id]...)
-	e.mu.Unlock()
-	if len(queued) > 0 {
-		poke(e.room)
-	}
+	queued, running := e.queue.take(id)
 	for _, p := range queued {
 		e.cfg.Log.Info("request canceled before it started", "id", id)
 		e.reject(p.req.ID, p.reply, errCanceled)

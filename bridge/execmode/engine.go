@@ -48,12 +48,9 @@ type Engine struct {
 	rejections *rejectionQueue // error frames for the output FIFO
 	idle       *idle.Clock     // requests queued, for -idle-timeout
 
-	queued chan struct{} // poked when a request is queued
-	room   chan struct{} // poked when the queue has room
+	queue *requestQueue // waiting for a slot, and running by id
 
 	mu      sync.Mutex
-	queue   []*pending           // waiting for a slot, in arrival order
-	live    map[string][]*cancel // running requests by id, until their child is reaped
 	running map[*child.Process]bool
 	// replyNames counts, by name, the reply FIFOs open for requests that
 	// are queued, running, or being answered: the sweep leaves them alone.
@@ -73,9 +70,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 		replies:    cfg.Replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
-		live:       make(map[string][]*cancel),
-		queued:     make(chan struct{}, 1),
-		room:       make(chan struct{}, 1),
+		queue:      newRequestQueue(cfg.MaxConcurrent),
 		replyNames: make(map[string]int),
 		rejections: newRejectionQueue(out, rejectionQueueBytes, cfg.Log),
 		idle:       idle.NewClock(),
@@ -175,8 +170,5 @@ func (e *Engine) Snapshot() status.Status {
 
 // busy reports whether a request is queued or running, for -idle-timeout.
 func (e *Engine) busy() bool {
-	e.mu.Lock()
-	queued := len(e.queue)
-	e.mu.Unlock()
-	return queued > 0 || e.active.Load() > 0
+	return e.queue.len() > 0 || e.active.Load() > 0
 }

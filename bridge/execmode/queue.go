@@ -26,24 +26,42 @@ type pending struct {
 // the agent stops.
 var errStopping = errors.New("agent is stopping")
 
-// enqueue queues p, waiting while the queue is full. It fails only when
-// the agent is stopping; p is then not queued.
-func (e *Engine) enqueue(ctx context.Context, p *pending) error {
+// requestQueue holds the accepted requests: those waiting for a slot, in
+// arrival order, at most limit of them, and the running ones by id, for
+// cancels. It has a lock of its own: nothing else is done under it.
+type requestQueue struct {
+	limit  int
+	queued chan struct{} // poked when a request is queued
+	room   chan struct{} // poked when the queue has room
+
+	mu      sync.Mutex
+	waiting []*pending           // in arrival order
+	live    map[string][]*cancel // running requests by id, until their child is reaped
+}
+
+func newRequestQueue(limit int) *requestQueue {
+	return &requestQueue{limit: limit, queued: make(chan struct{}, 1), room: make(chan struct{}, 1),
+		live: make(map[string][]*cancel)}
+}
+
+// put queues p, waiting while the queue is full. It fails only when ctx is
+// done (the agent stops); p is then not queued.
+func (q *requestQueue) put(ctx context.Context, p *pending) error {
 	for {
-		e.mu.Lock()
+		q.mu.Lock()
 		if ctx.Err() != nil {
-			e.mu.Unlock()
+			q.mu.Unlock()
 			return errStopping
 		}
-		if len(e.queue) < cap(e.slots) {
-			e.queue = append(e.queue, p)
-			e.mu.Unlock()
-			poke(e.queued)
+		if len(q.waiting) < q.limit {
+			q.waiting = append(q.waiting, p)
+			q.mu.Unlock()
+			poke(q.queued)
 			return nil
 		}
-		e.mu.Unlock()
+		q.mu.Unlock()
 		select {
-		case <-e.room:
+		case <-q.room:
 		case <-ctx.Done():
 		}
 	}
@@ -54,11 +72,11 @@ func (e *Engine) enqueue(ctx context.Context, p *pending) error {
 // error frame.
 func (e *Engine) dispatch(ctx context.Context, requests *sync.WaitGroup) {
 	for {
-		p := e.head(ctx)
+		p := e.queue.head(ctx)
 		if p == nil || e.takeSlot(ctx) != nil {
 			break
 		}
-		if !e.begin(p) {
+		if !e.queue.begin(p) {
 			<-e.slots // canceled while it waited for the slot
 			continue
 		}
@@ -69,31 +87,27 @@ func (e *Engine) dispatch(ctx context.Context, requests *sync.WaitGroup) {
 			r.run(ctx, func() { <-e.slots })
 		}()
 	}
-	e.mu.Lock()
-	left := e.queue
-	e.queue = nil // ctx is done: nothing is queued from now on
-	e.mu.Unlock()
-	for _, p := range left {
+	for _, p := range e.queue.drain() {
 		e.reject(p.req.ID, p.reply, errStopping)
 	}
 }
 
 // head waits for the first queued request, or returns nil once stopping.
-func (e *Engine) head(ctx context.Context) *pending {
+func (q *requestQueue) head(ctx context.Context) *pending {
 	for {
-		e.mu.Lock()
+		q.mu.Lock()
 		if ctx.Err() != nil {
-			e.mu.Unlock()
+			q.mu.Unlock()
 			return nil
 		}
-		if len(e.queue) > 0 {
-			p := e.queue[0]
-			e.mu.Unlock()
+		if len(q.waiting) > 0 {
+			p := q.waiting[0]
+			q.mu.Unlock()
 			return p
 		}
-		e.mu.Unlock()
+		q.mu.Unlock()
 		select {
-		case <-e.queued:
+		case <-q.queued:
 		case <-ctx.Done():
 		}
 	}
@@ -101,25 +115,25 @@ func (e *Engine) head(ctx context.Context) *pending {
 
 // begin moves p from the head of the queue to the running requests, unless
 // a cancel took it from the queue meanwhile.
-func (e *Engine) begin(p *pending) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.queue) == 0 || e.queue[0] != p {
+func (q *requestQueue) begin(p *pending) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 || q.waiting[0] != p {
 		return false
 	}
-	e.queue[0] = nil
-	e.queue = e.queue[1:]
-	e.live[p.req.ID] = append(e.live[p.req.ID], p.cancel)
-	poke(e.room)
+	q.waiting[0] = nil
+	q.waiting = q.waiting[1:]
+	q.live[p.req.ID] = append(q.live[p.req.ID], p.cancel)
+	poke(q.room)
 	return true
 }
 
 // untrack removes a request from the running ones: a cancel from now on finds
 // it finished.
-func (e *Engine) untrack(id string, c *cancel) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	cs := e.live[id]
+func (q *requestQueue) untrack(id string, c *cancel) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cs := q.live[id]
 	for i, x := range cs {
 		if x == c {
 			cs = append(cs[:i:i], cs[i+1:]...)
@@ -127,8 +141,47 @@ func (e *Engine) untrack(id string, c *cancel) {
 		}
 	}
 	if len(cs) == 0 {
-		delete(e.live, id)
+		delete(q.live, id)
 	} else {
-		e.live[id] = cs
+		q.live[id] = cs
 	}
+}
+
+// take removes every queued request with id from the queue, and returns
+// them and the running ones with id.
+func (q *requestQueue) take(id string) (queued []*pending, running []*cancel) {
+	q.mu.Lock()
+	kept := q.waiting[:0]
+	for _, p := range q.waiting {
+		if p.req.ID == id {
+			queued = append(queued, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(q.waiting[len(kept):])
+	q.waiting = kept
+	running = append([]*cancel(nil), q.live[id]...)
+	q.mu.Unlock()
+	if len(queued) > 0 {
+		poke(q.room)
+	}
+	return queued, running
+}
+
+// drain empties the queue once the agent stops (ctx done: put queues
+// nothing from then on) and returns what was in it.
+func (q *requestQueue) drain() []*pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	left := q.waiting
+	q.waiting = nil
+	return left
+}
+
+// len is how many requests wait for a slot.
+func (q *requestQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
 }

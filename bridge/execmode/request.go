@@ -80,7 +80,7 @@ func (r *request) run(ctx context.Context, release func()) {
 	e := r.e
 	defer r.frames.close(e.closeReply)
 	if err := r.start(); err != nil {
-		e.untrack(r.req.ID, r.cancel)
+		e.queue.untrack(r.req.ID, r.cancel)
 		release()
 		r.frames.end()
 		e.rejected.Add(1)
@@ -97,7 +97,7 @@ func (r *request) run(ctx context.Context, release func()) {
 	go func() { defer r.io.Done(); r.pumpStderr() }()
 	r.feed()
 	x := r.await(ctx)
-	e.untrack(r.req.ID, r.cancel) // a cancel from now on finds it finished
+	e.queue.untrack(r.req.ID, r.cancel) // a cancel from now on finds it finished
 	r.finish(ctx, x, release)
 }
 
