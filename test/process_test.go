@@ -121,14 +121,24 @@ func TestReaping(t *testing.T) {
 				checkLeaks(t, true)
 				a := startAgent(t, agentConfig{
 					wrap:    tc.wrap,
-					program: append(sh(t, `FIFOBRIDGE_TEST_HELPER=orphans "$0" 500 0 2; echo spawned; exec "$1" sleep 1000`), busybox),
+					program: append(sh(t, `FIFOBRIDGE_TEST_HELPER=orphans "$0" 500 0 600; echo spawned; exec "$1" sleep 1000`), busybox),
 				})
 				r := openReader(t, a.out)
 				r.expectLine("spawned")
-				if kids := childrenOf(a.pid); len(kids) < 500 {
-					t.Fatalf("agent %d has %d live children, want the 500 orphans and the child: not a subreaper?", a.pid, len(kids))
+				// The orphans sleep until killed here, so that a slow
+				// machine cannot end them before they are counted.
+				kids := childrenOf(a.pid)
+				orphans := 0
+				for _, k := range kids {
+					cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k.pid))
+					if string(cmd) == "sleep\x00600\x00" {
+						orphans++
+						syscall.Kill(k.pid, syscall.SIGKILL)
+					}
 				}
-				var kids []procStat
+				if orphans != 500 {
+					t.Fatalf("agent %d has %d orphans among its %d children, want 500: not a subreaper?", a.pid, orphans, len(kids))
+				}
 				if !eventually(hangTimeout, func() bool { kids = childrenOf(a.pid); return len(kids) == 1 }) {
 					t.Fatalf("orphans did not end: %d children left", len(kids))
 				}

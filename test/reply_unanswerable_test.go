@@ -24,6 +24,11 @@ func TestReplyCannotBeOpened(t *testing.T) {
 		checkLeaks(t, true)
 		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 		waitServing(t, a)
+		// DIR/in is open before DIR/out is: only the serving line says
+		// that the agent opened every descriptor it serves with.
+		if !eventually(hangTimeout, func() bool { return strings.Contains(a.stderr(), "msg=serving") }) {
+			t.Fatalf("the agent never said it serves:\n%s", a.stderr())
+		}
 		out := openReader(t, a.out)
 		restore := exhaustDescriptors(t, a.pid)
 
