@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -27,7 +28,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*fifo.Dir{}}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*sharedir.Dir{}}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
@@ -142,16 +143,16 @@ type agent struct {
 	// Set up by prepare, closed by closeDirs once nothing uses them.
 	statusFile     *status.Writer
 	statusAttached bool
-	dirs           map[string]*fifo.Dir // every directory opened, by path
-	dir            *fifo.Dir            // DIR, nil when it does not exist (-create=false)
-	inDir, outDir  *fifo.Dir            // the directories of -in and -out
-	replies        *fifo.Dir            // DIR/replies (exec mode), or nil
-	lock           *os.File             // DIR/lock, held while the agent runs
+	dirs           map[string]*sharedir.Dir // every directory opened, by path
+	dir            *sharedir.Dir            // DIR, nil when it does not exist (-create=false)
+	inDir, outDir  *sharedir.Dir            // the directories of -in and -out
+	replies        *sharedir.Dir            // DIR/replies (exec mode), or nil
+	lock           *os.File                 // DIR/lock, held while the agent runs
 }
 
 // entry is a name in an opened directory.
 type entry struct {
-	dir  *fifo.Dir
+	dir  *sharedir.Dir
 	name string
 }
 
@@ -193,7 +194,7 @@ func (a *agent) setSource(f func() status.Status) {
 	a.mu.Unlock()
 }
 
-func (a *agent) addCreated(d *fifo.Dir, name string) {
+func (a *agent) addCreated(d *sharedir.Dir, name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, e := range a.created {
@@ -210,6 +211,6 @@ func (a *agent) removeCreated() {
 	created := a.created
 	a.mu.Unlock()
 	for _, e := range created {
-		e.dir.RemoveFIFO(e.name)
+		fifo.RemoveAt(e.dir, e.name)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -19,7 +20,7 @@ const repliesMode = 0o733 | os.ModeSticky
 
 // prepare opens the directories, takes the lock on DIR, and makes the FIFOs
 // (Create) or waits for them. Every directory named by a flag is resolved
-// once, here (see fifo.OpenDir); from then on everything in it goes through
+// once, here (see sharedir.Open); from then on everything in it goes through
 // its descriptor.
 func (a *agent) prepare(ctx context.Context) error {
 	if a.cfg.Create {
@@ -55,7 +56,7 @@ func (a *agent) prepareCreate() error {
 		return err
 	}
 	for _, e := range []entry{{a.inDir, filepath.Base(cfg.In)}, {a.outDir, filepath.Base(cfg.Out)}} {
-		made, err := e.dir.Make(e.name, cfg.Perm)
+		made, err := fifo.MakeAt(e.dir, e.name, cfg.Perm)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func (a *agent) prepareCreate() error {
 func (a *agent) prepareWait(ctx context.Context) error {
 	cfg := a.cfg
 	for _, p := range []string{cfg.In, cfg.Out} {
-		if err := fifo.Check(p); errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, fifo.ErrSymlink) {
+		if err := fifo.Check(p); errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, sharedir.ErrSymlink) {
 			return err
 		}
 	}
@@ -97,7 +98,7 @@ func (a *agent) prepareWait(ctx context.Context) error {
 		return err
 	}
 	for _, e := range []entry{{a.inDir, filepath.Base(cfg.In)}, {a.outDir, filepath.Base(cfg.Out)}} {
-		if err := e.dir.Check(e.name); err != nil {
+		if err := fifo.CheckAt(e.dir, e.name); err != nil {
 			return err
 		}
 	}
@@ -139,7 +140,7 @@ func (a *agent) prepareWaitDir() error {
 // group (the host side's) may enter it, the child's user may not, unless
 // it is in the agent's group, which the start-up warning then names.
 // Otherwise it is made 0755 less the umask.
-func (a *agent) makeDir() (*fifo.Dir, error) {
+func (a *agent) makeDir() (*sharedir.Dir, error) {
 	cred := a.cfg.Credential
 	if cred == nil || int(cred.Uid) == os.Geteuid() || cred.Uid == 0 {
 		return a.openDir(a.cfg.Dir, true)
@@ -148,7 +149,7 @@ func (a *agent) makeDir() (*fifo.Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make directory %s: %w", a.cfg.Dir, err)
 	}
-	d, made, err := fifo.MakeDir(abs, childDirMode)
+	d, made, err := sharedir.Make(abs, childDirMode)
 	if err != nil {
 		return nil, fmt.Errorf("make directory: %w", err)
 	}
@@ -163,8 +164,8 @@ func (a *agent) makeDir() (*fifo.Dir, error) {
 // user (-user).
 const childDirMode = 0o750
 
-// openDir opens the directory at path once per agent (see fifo.OpenDir).
-func (a *agent) openDir(path string, create bool) (*fifo.Dir, error) {
+// openDir opens the directory at path once per agent (see sharedir.Open).
+func (a *agent) openDir(path string, create bool) (*sharedir.Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
@@ -172,7 +173,7 @@ func (a *agent) openDir(path string, create bool) (*fifo.Dir, error) {
 	if d := a.dirs[abs]; d != nil {
 		return d, nil
 	}
-	d, err := fifo.OpenDir(abs, create)
+	d, err := sharedir.Open(abs, create)
 	if err != nil {
 		if create {
 			return nil, fmt.Errorf("make directory: %w", err)
@@ -239,7 +240,7 @@ func (a *agent) prepareAsk() error {
 	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
 		return err
 	}
-	made, err := a.dir.Make(stream.AskName, a.cfg.Perm)
+	made, err := fifo.MakeAt(a.dir, stream.AskName, a.cfg.Perm)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
 //   - Send works for any user the directory admits, root or not: it only
-//     enters DIR and DIR/replies (O_PATH descriptors, see fifo.EnterDir),
+//     enters DIR and DIR/replies (O_PATH descriptors, see sharedir.Enter),
 //     never lists them, and reads DIR/status.json and DIR/lock through
 //     DIR's descriptor. Whoever may enter DIR, write DIR/in and create
 //     files in replies/ may send.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -45,7 +46,7 @@ func startFakeAgent(t *testing.T, dir string) *fakeAgent {
 	in, err := os.OpenFile(filepath.Join(dir, "in"), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	a := &fakeAgent{t: t, dir: dir, in: in, requests: make(chan protocol.Parsed, 16), raw: make(chan []byte, 64), done: make(chan struct{})}
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	a.lock, err = status.Lock(d, 0o644)
 	d.Close()
@@ -106,7 +107,7 @@ func (a *fakeAgent) openReply(req protocol.Parsed) *os.File {
 func writeStatus(t *testing.T, dir string, pid int, state string) {
 	t.Helper()
 	now := time.Now().UTC()
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	require.NoError(t, status.WriteAt(d, "status.json", status.Status{PID: pid, Mode: "exec", State: state, StartedAt: now, UpdatedAt: now}, 0o644))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/randname"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // replyFIFO is send's private reply FIFO in DIR/replies. It is read through
@@ -19,7 +20,7 @@ import (
 // the agent is gone.
 type replyFIFO struct {
 	name, path string
-	dir        *fifo.Dir // DIR/replies, opened once: every operation on the FIFO goes through it
+	dir        *sharedir.Dir // DIR/replies, opened once: every operation on the FIFO goes through it
 	r          *os.File
 	keeper     *os.File
 }
@@ -40,7 +41,7 @@ func makeReply(dir string) (*replyFIFO, error) {
 		replies.Close()
 		return nil, err
 	}
-	created, err := replies.Make(name, perm)
+	created, err := fifo.MakeAt(replies, name, perm)
 	if err != nil || !created {
 		replies.Close()
 		if err == nil {
@@ -48,11 +49,11 @@ func makeReply(dir string) (*replyFIFO, error) {
 		}
 		return nil, err
 	}
-	if p.r, err = replies.OpenReaderNow(name); err != nil {
+	if p.r, err = fifo.OpenReaderNowAt(replies, name); err != nil {
 		p.remove()
 		return nil, err
 	}
-	if p.keeper, err = replies.OpenWriterNow(name); err != nil {
+	if p.keeper, err = fifo.OpenWriterNowAt(replies, name); err != nil {
 		p.remove()
 		return nil, err
 	}
@@ -77,8 +78,8 @@ func (p *replyFIFO) unlinked() bool {
 
 // enterReplies enters DIR and then its replies/ (no link followed), with
 // O_PATH descriptors.
-func enterReplies(dir string) (*fifo.Dir, error) {
-	d, err := fifo.EnterDir(dir)
+func enterReplies(dir string) (*sharedir.Dir, error) {
+	d, err := sharedir.Enter(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s does not exist", ErrNoAgent, dir)
 	}
@@ -100,7 +101,7 @@ func enterReplies(dir string) (*fifo.Dir, error) {
 // the name can open the FIFO at all (replies/ cannot be listed, the name
 // is 128 random bits), and send takes only frames that carry its own
 // request id.
-func replyPerm(replies *fifo.Dir) (os.FileMode, error) {
+func replyPerm(replies *sharedir.Dir) (os.FileMode, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(replies.Fd(), &st); err != nil {
 		return 0, fmt.Errorf("stat %s: %w", replies.Path(), err)
@@ -126,6 +127,6 @@ func (p *replyFIFO) remove() {
 	if p.r != nil {
 		p.r.Close()
 	}
-	p.dir.RemoveFIFO(p.name) // unlinkat in the directory first opened
+	fifo.RemoveAt(p.dir, p.name) // unlinkat in the directory first opened
 	p.dir.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -34,61 +35,13 @@ func modeOf(t *testing.T, path string) os.FileMode {
 	return fi.Mode()
 }
 
-func TestOpenDirLinks(t *testing.T) {
-	checkLeaks(t)
-	shared, _, _ := sharedDir(t)
-	real := filepath.Join(t.TempDir(), "real")
-	require.NoError(t, os.MkdirAll(filepath.Join(real, "sub"), 0o755))
-
-	t.Run("a link in a directory others can write is refused", func(t *testing.T) {
-		require.NoError(t, os.Symlink(real, filepath.Join(shared, "l")))
-		for _, p := range []string{filepath.Join(shared, "l"), filepath.Join(shared, "l", "sub")} {
-			_, err := OpenDir(p, false)
-			require.ErrorIs(t, err, ErrSymlink, p)
-			_, err = OpenDir(filepath.Join(p, "new"), true)
-			require.ErrorIs(t, err, ErrSymlink, p)
-		}
-		_, err := os.Stat(filepath.Join(real, "new"))
-		require.ErrorIs(t, err, os.ErrNotExist, "nothing made through the link")
-	})
-	t.Run("a link only root could make is followed", func(t *testing.T) {
-		trusted := t.TempDir() // 0700, root's
-		rel, err := filepath.Rel(trusted, real)
-		require.NoError(t, err)
-		require.NoError(t, os.Symlink(rel, filepath.Join(trusted, "rel")))
-		require.NoError(t, os.Symlink(real, filepath.Join(trusted, "abs")))
-		d, err := OpenDir(filepath.Join(trusted, "rel", "sub"), false)
-		require.NoError(t, err)
-		require.NoError(t, d.Close())
-		d, err = OpenDir(filepath.Join(trusted, "abs", "sub"), false)
-		require.NoError(t, err)
-		require.NoError(t, unix.Mkfifoat(d.Fd(), "x", 0o600))
-		require.NoError(t, d.Close())
-		require.Equal(t, os.ModeNamedPipe, modeOf(t, filepath.Join(real, "sub", "x")).Type())
-	})
-	t.Run("create makes missing directories", func(t *testing.T) {
-		p := filepath.Join(t.TempDir(), "a", "b")
-		d, err := OpenDir(p, true)
-		require.NoError(t, err)
-		require.Equal(t, p, d.Path())
-		require.NoError(t, d.Close())
-		require.True(t, modeOf(t, p).IsDir())
-	})
-	t.Run("a file is not a directory", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "f")
-		require.NoError(t, os.WriteFile(f, nil, 0o600))
-		_, err := OpenDir(f, true)
-		require.ErrorIs(t, err, unix.ENOTDIR)
-	})
-}
-
 // TestDirRefusesLinks: every operation of a Dir on a name that is a
 // symbolic link (to a FIFO, to a file, to a directory outside) refuses it
 // and changes nothing outside.
 func TestDirRefusesLinks(t *testing.T) {
 	checkLeaks(t)
 	shared, secret, outFIFO := sharedDir(t)
-	d, err := OpenDir(shared, false)
+	d, err := sharedir.Open(shared, false)
 	require.NoError(t, err)
 	defer d.Close()
 	outDir := filepath.Dir(secret)
@@ -98,11 +51,11 @@ func TestDirRefusesLinks(t *testing.T) {
 	before := []os.FileMode{modeOf(t, secret), modeOf(t, outFIFO), modeOf(t, outDir)}
 
 	fifoOps := map[string]func(name string) error{
-		"Check":         d.Check,
-		"Make":          func(n string) error { _, err := d.Make(n, 0o666); return err },
-		"RemoveFIFO":    d.RemoveFIFO,
-		"OpenReaderNow": func(n string) error { return closeIf(d.OpenReaderNow(n)) },
-		"OpenWriterNow": func(n string) error { return closeIf(d.OpenWriterNow(n)) },
+		"CheckAt":       func(n string) error { return CheckAt(d, n) },
+		"Make":          func(n string) error { _, err := MakeAt(d, n, 0o666); return err },
+		"RemoveAt":      func(n string) error { return RemoveAt(d, n) },
+		"OpenReaderNow": func(n string) error { return closeIf(OpenReaderNowAt(d, n)) },
+		"OpenWriterNow": func(n string) error { return closeIf(OpenWriterNowAt(d, n)) },
 		"OpenSourceAt": func(n string) error {
 			s, err := OpenSourceAt(d, n)
 			if err == nil {
@@ -129,16 +82,16 @@ func TestDirRefusesLinks(t *testing.T) {
 		for _, n := range []string{"tofifo", "tofile", "todir"} {
 			err := f(n)
 			require.Error(t, err, "%s(%s)", op, n)
-			require.True(t, errors.Is(err, ErrNotFIFO) || errors.Is(err, ErrSymlink), "%s(%s): %v", op, n, err)
+			require.True(t, errors.Is(err, ErrNotFIFO) || errors.Is(err, sharedir.ErrSymlink), "%s(%s): %v", op, n, err)
 		}
 	}
 	for _, n := range []string{"tofifo", "tofile", "todir"} {
 		_, err := d.OpenFile(n, unix.O_RDWR|unix.O_CREAT, 0o666)
 		require.Error(t, err, "OpenFile(%s)", n)
 		_, err = d.OpenSub(n)
-		require.ErrorIs(t, err, ErrSymlink, "OpenSub(%s)", n)
+		require.ErrorIs(t, err, sharedir.ErrSymlink, "OpenSub(%s)", n)
 		_, err = d.MakeSub(n, 0o1733)
-		require.ErrorIs(t, err, ErrSymlink, "MakeSub(%s)", n)
+		require.ErrorIs(t, err, sharedir.ErrSymlink, "MakeSub(%s)", n)
 		st, err := d.Stat(n)
 		require.NoError(t, err)
 		require.Equal(t, uint32(unix.S_IFLNK), st.Mode&unix.S_IFMT, "Stat does not follow")
@@ -149,11 +102,11 @@ func TestDirRefusesLinks(t *testing.T) {
 	require.Equal(t, "secret", string(b))
 
 	for _, bad := range []string{"", ".", "..", "a/b", "../x"} {
-		_, err := d.Make(bad, 0o600)
-		require.ErrorIs(t, err, ErrBadName, bad)
+		_, err := MakeAt(d, bad, 0o600)
+		require.ErrorIs(t, err, sharedir.ErrBadName, bad)
 		_, err = d.Stat(bad)
-		require.ErrorIs(t, err, ErrBadName, bad)
-		require.ErrorIs(t, d.Remove(bad), ErrBadName, bad)
+		require.ErrorIs(t, err, sharedir.ErrBadName, bad)
+		require.ErrorIs(t, d.Remove(bad), sharedir.ErrBadName, bad)
 	}
 }
 
@@ -193,7 +146,7 @@ func TestPathFunctionsRefuseLinks(t *testing.T) {
 func TestMakeRace(t *testing.T) {
 	checkLeaks(t)
 	shared, secret, _ := sharedDir(t)
-	d, err := OpenDir(shared, false)
+	d, err := sharedir.Open(shared, false)
 	require.NoError(t, err)
 	defer d.Close()
 	name, link := filepath.Join(shared, "in"), filepath.Join(shared, "link")
@@ -214,50 +167,30 @@ func TestMakeRace(t *testing.T) {
 	}()
 	for i := 0; i < 2000; i++ {
 		os.Remove(name)
-		d.Make("in", 0o666)
+		MakeAt(d, "in", 0o666)
 	}
 	close(stop)
 	wg.Wait()
 	require.Equal(t, os.FileMode(0o600), modeOf(t, secret))
 }
 
-func TestMakeSub(t *testing.T) {
-	checkLeaks(t)
-	shared, _, _ := sharedDir(t)
-	d, err := OpenDir(shared, false)
-	require.NoError(t, err)
-	defer d.Close()
-	old := unix.Umask(0o077)
-	sub, err := d.MakeSub("replies", 0o733|os.ModeSticky)
-	unix.Umask(old)
-	require.NoError(t, err)
-	require.NoError(t, sub.Close())
-	require.Equal(t, os.ModeDir|os.ModeSticky|0o733, modeOf(t, filepath.Join(shared, "replies")))
-
-	require.NoError(t, os.Mkdir(filepath.Join(shared, "theirs"), 0o777))
-	require.NoError(t, os.Chown(filepath.Join(shared, "theirs"), 65534, 65534))
-	_, err = d.MakeSub("theirs", 0o733|os.ModeSticky)
-	require.ErrorContains(t, err, "belongs to uid 65534")
-	require.Equal(t, os.ModeDir, modeOf(t, filepath.Join(shared, "theirs")).Type())
-}
-
 func TestOpenReply(t *testing.T) {
 	checkLeaks(t)
 	shared, _, _ := sharedDir(t)
-	d, err := OpenDir(shared, false)
+	d, err := sharedir.Open(shared, false)
 	require.NoError(t, err)
 	defer d.Close()
 	mk := func(name string) *os.File {
 		t.Helper()
-		_, err := d.Make(name, 0o600)
+		_, err := MakeAt(d, name, 0o600)
 		require.NoError(t, err)
-		r, err := d.OpenReaderNow(name)
+		r, err := OpenReaderNowAt(d, name)
 		require.NoError(t, err)
 		return r
 	}
 
 	t.Run("no reader", func(t *testing.T) {
-		_, err := d.Make("lonely", 0o600)
+		_, err := MakeAt(d, "lonely", 0o600)
 		require.NoError(t, err)
 		_, err = OpenReply(d, "lonely")
 		require.ErrorIs(t, err, ErrNoReader)
@@ -314,28 +247,4 @@ func TestOpenReply(t *testing.T) {
 			require.Equal(t, "one\n", string(Drain(r)), "nothing written after the change")
 		})
 	}
-}
-
-// TestMakeDir: a directory MakeDir makes gets exactly the mode asked for,
-// whatever the umask, and the ones above it 0755 less the umask; an
-// existing one keeps its mode and is not reported as made.
-func TestMakeDir(t *testing.T) {
-	checkLeaks(t)
-	old := unix.Umask(0o077)
-	defer unix.Umask(old)
-	base := t.TempDir()
-	path := filepath.Join(base, "a", "b")
-	d, made, err := MakeDir(path, 0o750)
-	require.NoError(t, err)
-	require.True(t, made)
-	require.NoError(t, d.Close())
-	require.Equal(t, os.ModeDir|0o750, modeOf(t, path))
-	require.Equal(t, os.ModeDir|0o700, modeOf(t, filepath.Join(base, "a")))
-
-	require.NoError(t, os.Chmod(path, 0o711))
-	d, made, err = MakeDir(path, 0o750)
-	require.NoError(t, err)
-	require.False(t, made)
-	require.NoError(t, d.Close())
-	require.Equal(t, os.ModeDir|0o711, modeOf(t, path))
 }

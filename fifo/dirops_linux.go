@@ -5,61 +5,15 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
-// noOpenat2 is set once openat2(2) turned out to be missing (before Linux
-// 5.6, or refused by a seccomp filter); openat with O_NOFOLLOW is used then.
-var noOpenat2 atomic.Bool
-
-// openat opens the entry name of d with flag, never following a symbolic
-// link: openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH where the kernel
-// has it, openat with O_NOFOLLOW otherwise (name is one component, so that
-// is the only link there could be). With O_PATH a final link is opened as
-// the link itself; callers check the type of what they got.
-func (d *Dir) openat(name string, flag int, mode uint32) (int, error) {
-	if err := checkName(name); err != nil {
-		return -1, err
-	}
-	flag |= unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if !noOpenat2.Load() {
-		how := unix.OpenHow{Flags: uint64(flag), Mode: uint64(mode),
-			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH}
-		fd, err := unix.Openat2(d.Fd(), name, &how)
-		for err == unix.EINTR {
-			fd, err = unix.Openat2(d.Fd(), name, &how)
-		}
-		switch err {
-		case unix.ENOSYS:
-			noOpenat2.Store(true)
-		case unix.EPERM: // maybe a seccomp filter: try openat
-		default:
-			return fd, symlinkErr(err)
-		}
-	}
-	for {
-		fd, err := unix.Openat(d.Fd(), name, flag, mode)
-		if err != unix.EINTR {
-			return fd, symlinkErr(err)
-		}
-	}
-}
-
-// symlinkErr names ELOOP, which a final symbolic link gives with
-// O_NOFOLLOW, as ErrSymlink.
-func symlinkErr(err error) error {
-	if err == unix.ELOOP {
-		return fmt.Errorf("%w (%w)", ErrSymlink, err)
-	}
-	return err
-}
-
 // pin opens the entry name of d as an O_PATH descriptor checked to be a
 // FIFO, so that every later open reaches that very inode.
-func (d *Dir) pin(name string) (handle, error) {
-	fd, err := d.openat(name, unix.O_PATH, 0)
+func pin(d *sharedir.Dir, name string) (handle, error) {
+	fd, err := d.Openat(name, unix.O_PATH, 0)
 	if err != nil {
 		return handle{}, fmt.Errorf("open fifo %s: %w", d.Join(name), err)
 	}
@@ -77,7 +31,7 @@ func (d *Dir) pin(name string) (handle, error) {
 
 // handle is a FIFO pinned by an O_PATH descriptor.
 type handle struct {
-	dir  *Dir
+	dir  *sharedir.Dir
 	name string
 	fd   int
 	st   unix.Stat_t
@@ -92,7 +46,7 @@ func (h handle) reopen(flag int) (int, error) {
 	}
 	// No /proc: open the name again, still through the directory, and
 	// make sure it is the same inode.
-	if fd, err = h.dir.openat(h.name, flag, 0); err != nil {
+	if fd, err = h.dir.Openat(h.name, flag, 0); err != nil {
 		return -1, err
 	}
 	var st unix.Stat_t
@@ -107,9 +61,9 @@ func (h handle) reopen(flag int) (int, error) {
 // the kernel has it (6.6+), else chmod of its /proc/self/fd magic link,
 // which reaches the inode and nothing else.
 func (h handle) chmod(perm os.FileMode) error {
-	err := unix.Fchmodat(h.fd, "", unixMode(perm), unix.AT_EMPTY_PATH)
+	err := unix.Fchmodat(h.fd, "", sharedir.UnixMode(perm), unix.AT_EMPTY_PATH)
 	if err == unix.ENOSYS || err == unix.EOPNOTSUPP || err == unix.EINVAL {
-		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(h.fd), unixMode(perm))
+		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(h.fd), sharedir.UnixMode(perm))
 	}
 	return err
 }
@@ -118,9 +72,9 @@ func (h handle) close() { unix.Close(h.fd) }
 
 func sameFile(a, b *unix.Stat_t) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
 
-// Check reports whether the entry name of d is a FIFO; a symbolic link, even
+// CheckAt reports whether the entry name of d is a FIFO; a symbolic link, even
 // to a FIFO, is not one.
-func (d *Dir) Check(name string) error {
+func CheckAt(d *sharedir.Dir, name string) error {
 	st, err := d.Stat(name)
 	if err != nil {
 		return fmt.Errorf("check fifo %s: %w", d.Join(name), err)
@@ -131,24 +85,24 @@ func (d *Dir) Check(name string) error {
 	return nil
 }
 
-// Make creates the FIFO name in d with mode perm (not masked by the umask)
+// MakeAt creates the FIFO name in d with mode perm (not masked by the umask)
 // unless one is already there; created says whether this call made it. The
 // mode is set with a chmod of the new FIFO's own descriptor, so an entry
 // swapped in between (a link to a file elsewhere) is never changed: it is
 // reported, and left alone. An existing non-FIFO is left untouched and
 // reported as ErrNotFIFO.
-func (d *Dir) Make(name string, perm os.FileMode) (created bool, err error) {
-	if err := checkName(name); err != nil {
+func MakeAt(d *sharedir.Dir, name string, perm os.FileMode) (created bool, err error) {
+	if err := sharedir.CheckName(name); err != nil {
 		return false, fmt.Errorf("make fifo: %w", err)
 	}
 	err = unix.Mkfifoat(d.Fd(), name, 0o600)
 	if errors.Is(err, unix.EEXIST) {
-		return false, d.Check(name)
+		return false, CheckAt(d, name)
 	}
 	if err != nil {
 		return false, fmt.Errorf("make fifo %s: %w", d.Join(name), err)
 	}
-	h, err := d.pin(name)
+	h, err := pin(d, name)
 	if err != nil {
 		return false, fmt.Errorf("make fifo %s: replaced while being made: %w", d.Join(name), err)
 	}
@@ -157,71 +111,17 @@ func (d *Dir) Make(name string, perm os.FileMode) (created bool, err error) {
 		return false, fmt.Errorf("make fifo %s: replaced while being made: %w", d.Join(name), ErrReplaced)
 	}
 	if err := h.chmod(perm); err != nil {
-		d.RemoveFIFO(name)
+		RemoveAt(d, name)
 		return false, fmt.Errorf("make fifo %s: %w", d.Join(name), err)
 	}
 	return true, nil
 }
 
-// RemoveFIFO removes the entry name of d if it is a FIFO (unlinkat: only
+// RemoveAt removes the entry name of d if it is a FIFO (unlinkat: only
 // that entry, nothing a link points to).
-func (d *Dir) RemoveFIFO(name string) error {
-	if err := d.Check(name); err != nil {
+func RemoveAt(d *sharedir.Dir, name string) error {
+	if err := CheckAt(d, name); err != nil {
 		return err
 	}
 	return d.Remove(name)
-}
-
-// Remove removes the entry name of d (not a directory).
-func (d *Dir) Remove(name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	if err := unix.Unlinkat(d.Fd(), name, 0); err != nil {
-		return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
-	}
-	return nil
-}
-
-// Rename replaces the entry to of d with its entry from, atomically
-// (renameat: a link at to is replaced, not followed).
-func (d *Dir) Rename(from, to string) error {
-	if err := checkName(from); err != nil {
-		return err
-	}
-	if err := checkName(to); err != nil {
-		return err
-	}
-	if err := unix.Renameat(d.Fd(), from, d.Fd(), to); err != nil {
-		return &os.LinkError{Op: "rename", Old: d.Join(from), New: d.Join(to), Err: err}
-	}
-	return nil
-}
-
-// Create makes the regular file name of d, which must not exist yet, with
-// mode perm less the umask, and opens it write-only, never following a
-// link.
-func (d *Dir) Create(name string, perm os.FileMode) (*os.File, error) {
-	fd, err := d.openat(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, unixMode(perm))
-	if err != nil {
-		return nil, &os.PathError{Op: "create", Path: d.Join(name), Err: err}
-	}
-	return os.NewFile(uintptr(fd), d.Join(name)), nil
-}
-
-// OpenFile opens the entry name of d as a regular file with flag (O_CREAT
-// makes it with mode perm, less the umask), never following a link.
-// Anything but a regular file is refused; O_NONBLOCK is added so that a
-// FIFO in its place cannot block the open.
-func (d *Dir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	fd, err := d.openat(name, flag|unix.O_NONBLOCK, unixMode(perm))
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: errors.New("not a regular file")}
-	}
-	return os.NewFile(uintptr(fd), d.Join(name)), nil
 }

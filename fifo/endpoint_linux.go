@@ -12,13 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // endpoint is the part shared by Source and Sink: the FIFO currently open
 // O_RDWR as the entry name of dir, replaced by Reopen when the entry gets a
 // new inode. Every look at the entry goes through dir's descriptor.
 type endpoint struct {
-	dir    *Dir
+	dir    *sharedir.Dir
 	name   string
 	ownDir bool // dir was opened for this end and is closed with it
 
@@ -31,9 +32,9 @@ type endpoint struct {
 
 // openAt opens the FIFO name of d as e; with ownDir, d is closed with e,
 // or now if that fails.
-func (e *endpoint) openAt(d *Dir, name string, ownDir bool) error {
+func (e *endpoint) openAt(d *sharedir.Dir, name string, ownDir bool) error {
 	e.dir, e.name, e.ownDir = d, name, ownDir
-	f, err := d.open(name, unix.O_RDWR|unix.O_NONBLOCK)
+	f, err := openAt(d, name, unix.O_RDWR|unix.O_NONBLOCK)
 	if err != nil {
 		if ownDir {
 			d.Close()
@@ -45,10 +46,10 @@ func (e *endpoint) openAt(d *Dir, name string, ownDir bool) error {
 	return nil
 }
 
-// openPath opens the FIFO at path as e, its directory resolved as OpenDir
+// openPath opens the FIFO at path as e, its directory resolved as sharedir.Open
 // does and kept open for e.
 func (e *endpoint) openPath(path string) error {
-	d, err := OpenDir(filepath.Dir(path), false)
+	d, err := sharedir.Open(filepath.Dir(path), false)
 	if err != nil {
 		return fmt.Errorf("open fifo %s: %w", path, err)
 	}
@@ -84,7 +85,7 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 		if !create {
 			return false, false, nil
 		}
-		if created, err = e.dir.Make(e.name, perm); err != nil {
+		if created, err = MakeAt(e.dir, e.name, perm); err != nil {
 			return false, false, err
 		}
 	}
@@ -96,7 +97,7 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	if err := unix.Fstat(int(e.cur.Fd()), &was); err == nil && sameFile(&was, &now) {
 		return false, created, nil
 	}
-	f, err := e.dir.open(e.name, unix.O_RDWR|unix.O_NONBLOCK)
+	f, err := openAt(e.dir, e.name, unix.O_RDWR|unix.O_NONBLOCK)
 	if err != nil {
 		return false, created, err
 	}

@@ -5,31 +5,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// Check reports whether path is an existing FIFO. It does not follow a final
+// CheckAt reports whether path is an existing FIFO. It does not follow a final
 // symbolic link: a link to a FIFO is not a FIFO. The path's directory is
-// resolved as EnterDir does.
+// resolved as sharedir.Enter does.
 func Check(path string) error {
-	d, err := EnterDir(filepath.Dir(path))
+	d, err := sharedir.Enter(filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("check fifo %s: %w", path, err)
 	}
 	defer d.Close()
-	return d.Check(filepath.Base(path))
+	return CheckAt(d, filepath.Base(path))
 }
 
 // Make creates a FIFO at path with mode perm (not masked by the umask) unless
 // one is already there, as Dir's Make does in the path's directory, which
-// is resolved as EnterDir does. created says whether this call made it. An
+// is resolved as sharedir.Enter does. created says whether this call made it. An
 // existing non-FIFO at path is left untouched and reported as ErrNotFIFO.
 func Make(path string, perm os.FileMode) (created bool, err error) {
-	d, err := EnterDir(filepath.Dir(path))
+	d, err := sharedir.Enter(filepath.Dir(path))
 	if err != nil {
 		return false, fmt.Errorf("make fifo %s: %w", path, err)
 	}
 	defer d.Close()
-	return d.Make(filepath.Base(path), perm)
+	return MakeAt(d, filepath.Base(path), perm)
 }
 
 func describe(m fs.FileMode) string {

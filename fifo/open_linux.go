@@ -6,25 +6,26 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
 // OpenWriterNow opens the FIFO at path for writing without waiting. It
 // returns ErrNoReader when no process has it open for reading.
 func OpenWriterNow(path string) (*os.File, error) {
-	return inParent(path, (*Dir).OpenWriterNow)
+	return inParent(path, OpenWriterNowAt)
 }
 
 // OpenReaderNow opens the FIFO at path for reading without waiting for a
 // writer. Until a writer has opened it, Read returns io.EOF.
 func OpenReaderNow(path string) (*os.File, error) {
-	return inParent(path, (*Dir).OpenReaderNow)
+	return inParent(path, OpenReaderNowAt)
 }
 
 // inParent runs op on the directory of path, entered for the call (see
-// EnterDir: it need not be readable), and the path's last component.
-func inParent(path string, op func(d *Dir, name string) (*os.File, error)) (*os.File, error) {
-	d, err := EnterDir(filepath.Dir(path))
+// sharedir.Enter: it need not be readable), and the path's last component.
+func inParent(path string, op func(d *sharedir.Dir, name string) (*os.File, error)) (*os.File, error) {
+	d, err := sharedir.Enter(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("open fifo %s: %w", path, err)
 	}
@@ -32,25 +33,25 @@ func inParent(path string, op func(d *Dir, name string) (*os.File, error)) (*os.
 	return op(d, filepath.Base(path))
 }
 
-// OpenWriterNow opens the FIFO name of d for writing without waiting. It
+// OpenWriterNowAt opens the FIFO name of d for writing without waiting. It
 // returns ErrNoReader when no process has it open for reading.
-func (d *Dir) OpenWriterNow(name string) (*os.File, error) {
-	f, err := d.open(name, unix.O_WRONLY|unix.O_NONBLOCK)
+func OpenWriterNowAt(d *sharedir.Dir, name string) (*os.File, error) {
+	f, err := openAt(d, name, unix.O_WRONLY|unix.O_NONBLOCK)
 	if errors.Is(err, unix.ENXIO) {
 		return nil, fmt.Errorf("open fifo %s: %w", d.Join(name), ErrNoReader)
 	}
 	return f, err
 }
 
-// OpenReaderNow opens the FIFO name of d for reading without waiting for a
+// OpenReaderNowAt opens the FIFO name of d for reading without waiting for a
 // writer. Until a writer has opened it, Read returns io.EOF.
-func (d *Dir) OpenReaderNow(name string) (*os.File, error) {
-	return d.open(name, unix.O_RDONLY|unix.O_NONBLOCK)
+func OpenReaderNowAt(d *sharedir.Dir, name string) (*os.File, error) {
+	return openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK)
 }
 
-// open opens the FIFO name of d with flag, which must not block.
-func (d *Dir) open(name string, flag int) (*os.File, error) {
-	h, err := d.pin(name)
+// openAt opens the FIFO name of d with flag, which must not block.
+func openAt(d *sharedir.Dir, name string, flag int) (*os.File, error) {
+	h, err := pin(d, name)
 	if err != nil {
 		return nil, err
 	}

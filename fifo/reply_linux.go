@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,7 +15,7 @@ import (
 // a second name, Write refuses with ErrReplaced.
 type Reply struct {
 	f    *os.File
-	dir  *Dir
+	dir  *sharedir.Dir
 	name string
 	st   unix.Stat_t // of the FIFO opened
 }
@@ -23,11 +24,11 @@ type Reply struct {
 // through the directory's descriptor. A symbolic link, anything that is not
 // a FIFO, and a FIFO with more than one name (a hard link could make the
 // input FIFO, or another client's reply FIFO, a reply FIFO) are refused with
-// ErrNotFIFO or ErrSymlink, and nothing is written to them. When nobody has
+// ErrNotFIFO or sharedir.ErrSymlink, and nothing is written to them. When nobody has
 // the FIFO open for reading the error is ErrNoReader. replies must stay open
 // as long as the Reply is.
-func OpenReply(replies *Dir, name string) (*Reply, error) {
-	f, err := replies.OpenWriterNow(name)
+func OpenReply(replies *sharedir.Dir, name string) (*Reply, error) {
+	f, err := OpenWriterNowAt(replies, name)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // Sink is the agent's writing end of an output FIFO. Because the Sink also
@@ -22,7 +23,7 @@ type Sink struct {
 }
 
 // OpenSink opens the existing FIFO at path as a Sink. It never blocks. The
-// path's directory is resolved once, as OpenDir does, and kept open: the
+// path's directory is resolved once, as sharedir.Open does, and kept open: the
 // Sink follows the entry through it.
 func OpenSink(path string) (*Sink, error) {
 	s := &Sink{}
@@ -35,7 +36,7 @@ func OpenSink(path string) (*Sink, error) {
 // OpenSinkAt opens the existing FIFO name of d as a Sink. It never blocks.
 // The Sink follows the entry through d, which must stay open as long as
 // the Sink is.
-func OpenSinkAt(d *Dir, name string) (*Sink, error) {
+func OpenSinkAt(d *sharedir.Dir, name string) (*Sink, error) {
 	s := &Sink{}
 	if err := s.openAt(d, name, false); err != nil {
 		return nil, err

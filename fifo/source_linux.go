@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // Source is the agent's reading end of an input FIFO. Writers may open and
@@ -19,7 +20,7 @@ type Source struct {
 }
 
 // OpenSource opens the existing FIFO at path as a Source. It never blocks. The
-// path's directory is resolved once, as OpenDir does, and kept open: the
+// path's directory is resolved once, as sharedir.Open does, and kept open: the
 // Source follows the entry through it.
 func OpenSource(path string) (*Source, error) {
 	s := &Source{}
@@ -32,7 +33,7 @@ func OpenSource(path string) (*Source, error) {
 // OpenSourceAt opens the existing FIFO name of d as a Source. It never blocks.
 // The Source follows the entry through d, which must stay open as long as
 // the Source is.
-func OpenSourceAt(d *Dir, name string) (*Source, error) {
+func OpenSourceAt(d *sharedir.Dir, name string) (*Source, error) {
 	s := &Source{}
 	if err := s.openAt(d, name, false); err != nil {
 		return nil, err

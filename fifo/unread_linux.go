@@ -3,42 +3,13 @@ package fifo
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
-// namesBatch is how many entries EachName reads at a time.
-const namesBatch = 256
-
-// EachName calls fn with the name of every entry of d, reading them through
-// a new descriptor of d (openat of "."), never by path, a batch at a time:
-// a directory that others filled with entries is never held in memory at
-// once. It needs permission to list d.
-func (d *Dir) EachName(fn func(name string)) error {
-	fd, err := unix.Openat(d.Fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", d.path, err)
-	}
-	f := os.NewFile(uintptr(fd), d.path)
-	defer f.Close()
-	for {
-		names, err := f.Readdirnames(namesBatch)
-		for _, name := range names {
-			fn(name)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("list %s: %w", d.path, err)
-		}
-	}
-}
-
-// RemoveUnread removes the FIFO name of d when nobody has it open for
+// RemoveUnreadAt removes the FIFO name of d when nobody has it open for
 // reading and it has not changed since before (its mtime and ctime are
 // earlier): a FIFO its reader left behind for good. It reports whether it
 // removed it. It never follows a symbolic link, and never removes anything
@@ -48,8 +19,8 @@ func (d *Dir) EachName(fn func(name string)) error {
 // waiting (the kernel refuses with ENXIO when it has none); a FIFO the
 // caller may not open is left, with the error. The short-lived write end
 // is closed at once and writes nothing.
-func (d *Dir) RemoveUnread(name string, before time.Time) (bool, error) {
-	h, err := d.pin(name)
+func RemoveUnreadAt(d *sharedir.Dir, name string, before time.Time) (bool, error) {
+	h, err := pin(d, name)
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -18,13 +19,13 @@ import (
 func TestRemoveUnread(t *testing.T) {
 	checkLeaks(t)
 	dir, secret, outFIFO := sharedDir(t)
-	d, err := OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	for _, name := range []string{"unread", "read", "young"} {
 		require.NoError(t, unix.Mkfifo(filepath.Join(dir, name), 0o600))
 	}
-	r, err := d.OpenReaderNow("read")
+	r, err := OpenReaderNowAt(d, "read")
 	require.NoError(t, err)
 	defer r.Close()
 	require.NoError(t, os.Symlink(outFIFO, filepath.Join(dir, "link")))
@@ -39,13 +40,13 @@ func TestRemoveUnread(t *testing.T) {
 
 	later := time.Now().Add(time.Second)
 	for _, name := range []string{"read", "link", "secretlink", "file", "dir"} {
-		removed, _ := d.RemoveUnread(name, later)
+		removed, _ := RemoveUnreadAt(d, name, later)
 		require.False(t, removed, name)
 	}
-	removed, err := d.RemoveUnread("young", time.Now().Add(-time.Minute))
+	removed, err := RemoveUnreadAt(d, "young", time.Now().Add(-time.Minute))
 	require.NoError(t, err)
 	require.False(t, removed, "a FIFO younger than the cut-off stays")
-	removed, err = d.RemoveUnread("unread", later)
+	removed, err = RemoveUnreadAt(d, "unread", later)
 	require.NoError(t, err)
 	require.True(t, removed)
 

@@ -7,14 +7,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fsnotify/fsnotify"
 )
 
 // Wait returns when a FIFO exists at path, or an error when ctx is done or
-// something else is there (ErrNotFIFO, a link: ErrSymlink). It sleeps on
+// something else is there (ErrNotFIFO, a link: sharedir.ErrSymlink). It sleeps on
 // the inotify events (fsnotify) of the path's directory; while that
 // directory is missing too, of its nearest ancestor that exists. Each
-// directory is opened as EnterDir does and watched through its descriptor
+// directory is opened as sharedir.Enter does and watched through its descriptor
 // (Dir.Watch), and the FIFO is looked for through that descriptor too: an
 // event only says when to look again. Writes into FIFOs next to path wake
 // the watcher but not a new look.
@@ -56,7 +57,7 @@ func look(ctx context.Context, w *fsnotify.Watcher, abs string) (found bool, err
 	defer w.Remove(name)
 	// Look only once the watch is in place, so no creation is missed.
 	if parent {
-		err := d.Check(filepath.Base(abs))
+		err := CheckAt(d, filepath.Base(abs))
 		if !errors.Is(err, os.ErrNotExist) {
 			return err == nil, err
 		}
@@ -94,9 +95,9 @@ func nextChange(ctx context.Context, w *fsnotify.Watcher) error {
 // nearestDir enters dir, or, while it does not exist, its nearest ancestor
 // that does; parent says whether it is dir itself. Any other error (a
 // link refused, a file on the way) ends the wait.
-func nearestDir(dir string) (d *Dir, parent bool, err error) {
+func nearestDir(dir string) (d *sharedir.Dir, parent bool, err error) {
 	for cur := dir; ; cur = filepath.Dir(cur) {
-		d, err := EnterDir(cur)
+		d, err := sharedir.Enter(cur)
 		if err == nil {
 			return d, cur == dir, nil
 		}

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/stretchr/testify/require"
 )
 
 // writeFile writes the status file at path with mode 0644.
 func writeFile(t *testing.T, path string, s Status) {
 	t.Helper()
-	d, err := fifo.OpenDir(filepath.Dir(path), false)
+	d, err := sharedir.Open(filepath.Dir(path), false)
 	require.NoError(t, err)
 	defer d.Close()
 	require.NoError(t, WriteAt(d, filepath.Base(path), s, 0o644))
@@ -33,7 +33,7 @@ func TestCheck(t *testing.T) {
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
 	require.ErrorContains(t, Check(dir, path, now), "gone")
 
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	lock, err := Lock(d, 0o644)
@@ -59,7 +59,7 @@ func TestCheck(t *testing.T) {
 func TestCheckCrashLoop(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "status.json")
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	lock, err := Lock(d, 0o644)

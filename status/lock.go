@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +25,7 @@ var ErrLocked = errors.New("another agent holds the lock")
 // to perm (see FileMode) with fchmod when the agent owns it, so that the
 // users who may use the agent can see whether it is alive (AgentAlive). It
 // returns ErrLocked when another process holds the lock.
-func Lock(d *fifo.Dir, perm os.FileMode) (*os.File, error) {
+func Lock(d *sharedir.Dir, perm os.FileMode) (*os.File, error) {
 	f, err := d.OpenFile(LockName, unix.O_RDWR|unix.O_CREAT, perm)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", d.Join(LockName), err)
@@ -76,7 +76,7 @@ func lockExclusive(f *os.File) error {
 // no agent. It works from any PID namespace, and needs only permission to
 // enter dir and read the lock file.
 func AgentAlive(dir string) (bool, error) {
-	d, err := fifo.EnterDir(dir)
+	d, err := sharedir.Enter(dir)
 	if err != nil {
 		return false, fmt.Errorf("check agent: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -46,7 +46,7 @@ func TestWriteRefusesLinks(t *testing.T) {
 	fds := fdCount(t)
 	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
 	dir, secret := shared(t)
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 
@@ -67,8 +67,8 @@ func TestWriteRefusesLinks(t *testing.T) {
 
 	// A link in place of the directory, in a shared directory, is refused.
 	require.NoError(t, os.Symlink(filepath.Dir(secret), filepath.Join(dir, "sub")))
-	_, err = fifo.OpenDir(filepath.Join(dir, "sub"), false)
-	require.ErrorIs(t, err, fifo.ErrSymlink)
+	_, err = sharedir.Open(filepath.Join(dir, "sub"), false)
+	require.ErrorIs(t, err, sharedir.ErrSymlink)
 	requireUntouched(t, secret)
 
 	// Read does not follow a final link.
@@ -81,7 +81,7 @@ func TestLock(t *testing.T) {
 	fds := fdCount(t)
 	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
 	dir, secret := shared(t)
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 
@@ -112,9 +112,9 @@ func TestLock(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, LockName)))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, LockName)))
 	_, err = Lock(d, 0o644)
-	require.ErrorIs(t, err, fifo.ErrSymlink)
+	require.ErrorIs(t, err, sharedir.ErrSymlink)
 	_, err = AgentAlive(dir)
-	require.ErrorIs(t, err, fifo.ErrSymlink)
+	require.ErrorIs(t, err, sharedir.ErrSymlink)
 	requireUntouched(t, secret)
 
 	// So is a FIFO, without blocking.
@@ -131,7 +131,7 @@ func TestLock(t *testing.T) {
 // refused and left as it was.
 func TestWriteReplaces(t *testing.T) {
 	dir := t.TempDir()
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	path := filepath.Join(dir, "status.json")
@@ -161,7 +161,7 @@ func TestWriteReplaces(t *testing.T) {
 // agent's -perm, whatever the umask, also when the file was there before.
 func TestLockModeFollowsPerm(t *testing.T) {
 	dir := t.TempDir()
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	old := unix.Umask(0o077)
@@ -181,7 +181,7 @@ func TestLockModeFollowsPerm(t *testing.T) {
 // just then still gets the lock. A lock that stays held is refused.
 func TestLockWaitsOutAProbe(t *testing.T) {
 	dir := t.TempDir()
-	d, err := fifo.OpenDir(dir, false)
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, LockName), nil, 0o644))

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/randname"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -118,7 +118,7 @@ type Writer struct {
 	poke     chan struct{}
 
 	mu   sync.Mutex
-	dir  *fifo.Dir // nil until Attach
+	dir  *sharedir.Dir // nil until Attach
 	name string
 }
 
@@ -133,7 +133,7 @@ func NewWriter(path string, perm os.FileMode, snapshot func() Status) *Writer {
 // until then. The file is written at once, before Attach returns: a client
 // that finds the agent's FIFOs served reads this agent's mode, never a
 // previous agent's file. A write that fails is tried again by Run.
-func (w *Writer) Attach(d *fifo.Dir, name string) {
+func (w *Writer) Attach(d *sharedir.Dir, name string) {
 	w.mu.Lock()
 	w.dir, w.name = d, name
 	w.mu.Unlock()
@@ -211,7 +211,7 @@ func (w *Writer) Write() error {
 // in its own goroutine but for the write at start and the one at exit:
 // under a millisecond of a container's start and stop, inside their noise,
 // for the plain rename every reader of the code knows.
-func WriteAt(d *fifo.Dir, name string, s Status, perm os.FileMode) error {
+func WriteAt(d *sharedir.Dir, name string, s Status, perm os.FileMode) error {
 	path := d.Join(name)
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -240,7 +240,7 @@ func WriteAt(d *fifo.Dir, name string, s Status, perm os.FileMode) error {
 }
 
 // Read reads the status file at path. Its directory is resolved as
-// fifo.EnterDir does, so it needs only permission to enter it, and the file
+// sharedir.Enter does, so it needs only permission to enter it, and the file
 // is opened through the directory's descriptor: a symbolic link there is
 // not followed, and a FIFO there does not block.
 func Read(path string) (Status, error) {
@@ -257,7 +257,7 @@ func Read(path string) (Status, error) {
 
 // readFile reads the regular file at path.
 func readFile(path string) ([]byte, error) {
-	d, err := fifo.EnterDir(filepath.Dir(path))
+	d, err := sharedir.Enter(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // BenchmarkWriteAt rewrites a status file, as the agent does on each
 // change and as it starts and exits. Its directory is $TMPDIR's: the file
 // system decides most of the cost (see WriteAt).
 func BenchmarkWriteAt(b *testing.B) {
-	d, err := fifo.OpenDir(b.TempDir(), false)
+	d, err := sharedir.Open(b.TempDir(), false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // Config is what exec mode is told: the part of `fifobridge run`'s flags
@@ -31,7 +31,7 @@ type Config struct {
 	ReplySweep time.Duration
 
 	// Replies is DIR/replies, or nil when there is none.
-	Replies *fifo.Dir
+	Replies *sharedir.Dir
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to every running child's

@@ -9,6 +9,7 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -35,8 +36,8 @@ type Engine struct {
 	reaper  *child.Reaper
 	src     *fifo.Source
 	out     *outFIFO
-	giveUp  *giveUp   // when blocked writes are given up
-	replies *fifo.Dir // DIR/replies, or nil when there is none
+	giveUp  *giveUp       // when blocked writes are given up
+	replies *sharedir.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
 	slots  chan struct{} // one token per running tree

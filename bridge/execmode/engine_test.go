@@ -24,6 +24,7 @@ import (
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // engine is an Engine on temporary FIFOs, run by the test: the FIFOs,
@@ -70,7 +71,7 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 	require.NoError(t, err)
 	in, err := fifo.OpenWriterNow(inPath)
 	require.NoError(t, err)
-	replies, err := fifo.OpenDir(filepath.Join(dir, "replies"), false)
+	replies, err := sharedir.Open(filepath.Join(dir, "replies"), false)
 	require.NoError(t, err)
 	cfg.Replies = replies
 	reaper := child.NewReaper(cfg.Log)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // A reply reader that leaves is seen when it leaves, not on a clock: the
@@ -22,7 +23,7 @@ import (
 func TestFramesSeeTheReaderLeaveAtOnce(t *testing.T) {
 	noLeaks(t)
 	dir := t.TempDir()
-	replies, err := fifo.OpenDir(dir, false)
+	replies, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer replies.Close()
 	g := newGiveUp(time.Second)
@@ -31,7 +32,7 @@ func TestFramesSeeTheReaderLeaveAtOnce(t *testing.T) {
 	for i := range 10 {
 		name := fmt.Sprintf("r%d", i)
 		require.NoError(t, unix.Mkfifo(filepath.Join(dir, name), 0o600))
-		rd, err := replies.OpenReaderNow(name)
+		rd, err := fifo.OpenReaderNowAt(replies, name)
 		require.NoError(t, err)
 		reply, err := fifo.OpenReply(replies, name)
 		require.NoError(t, err)

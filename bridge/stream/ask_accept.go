@@ -7,6 +7,7 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // AskName is the control FIFO of a conversation, in DIR.
@@ -17,7 +18,7 @@ const AskName = "ask"
 // reply FIFO only: one that names no usable reply FIFO, or one that cannot
 // be opened, is answered in the log alone (the output FIFO is the child's
 // transcript, and a reply's name and id are its sender's secrets).
-func (c *conversation) serveAsks(src *fifo.Source, replies *fifo.Dir) {
+func (c *conversation) serveAsks(src *fifo.Source, replies *sharedir.Dir) {
 	lines := protocol.NewLineReader(src, c.cfg.MaxRequest)
 	for {
 		line, err := lines.Next()
@@ -34,7 +35,7 @@ func (c *conversation) serveAsks(src *fifo.Source, replies *fifo.Dir) {
 
 // accept handles one ask line, or the *protocol.TooLongError that stands
 // for one.
-func (c *conversation) accept(line []byte, err error, replies *fifo.Dir) {
+func (c *conversation) accept(line []byte, err error, replies *sharedir.Dir) {
 	var req protocol.ParsedAsk
 	var tooLong *protocol.TooLongError
 	if errors.As(err, &tooLong) {

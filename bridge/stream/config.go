@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // Config is what stream mode is told: the part of `fifobridge run`'s flags
@@ -57,10 +57,10 @@ type Config struct {
 
 	// Dir is DIR, where the terminal's winsize and DIR/ask are; nil when
 	// it is missing. Replies is DIR/replies, for the asks' reply FIFOs.
-	Dir, Replies *fifo.Dir
+	Dir, Replies *sharedir.Dir
 	// Created is told of every FIFO made again (DIR/ask), to be removed
 	// at exit.
-	Created func(d *fifo.Dir, name string)
+	Created func(d *sharedir.Dir, name string)
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the child's process group.

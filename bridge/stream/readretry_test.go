@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // syncBuffer is a log destination several goroutines may write.
@@ -37,10 +38,10 @@ func (s *syncBuffer) String() string {
 // failure and that it gives up, not one line per retry, and gives up by
 // itself; the stream's loops close their end of the child's pipe then.
 func TestReadRetryBounded(t *testing.T) {
-	d, err := fifo.OpenDir(t.TempDir(), false)
+	d, err := sharedir.Open(t.TempDir(), false)
 	require.NoError(t, err)
 	defer d.Close()
-	_, err = d.Make("out", 0o600)
+	_, err = fifo.MakeAt(d, "out", 0o600)
 	require.NoError(t, err)
 	sink, err := fifo.OpenSinkAt(d, "out")
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // winsizeName is the file in DIR that sets the terminals' window size.
@@ -27,7 +27,7 @@ const maxWinsize = 64
 // file is read with Dir.OpenFile: a regular file, no link followed. Text
 // that does not parse is ignored, logged once for as long as the file
 // holds it; an empty file is not a size yet and ignored quietly.
-func (t *terminal) watchWinsize(dir *fifo.Dir, done <-chan struct{}) {
+func (t *terminal) watchWinsize(dir *sharedir.Dir, done <-chan struct{}) {
 	log := t.cfg.Log
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -78,7 +78,7 @@ func (t *terminal) watchWinsize(dir *fifo.Dir, done <-chan struct{}) {
 // applyWinsize resizes the terminals to the size in DIR/winsize. What
 // cannot be used is logged unless it is bad, what was logged last; it
 // returns what it logged, or "" after a size was applied.
-func (t *terminal) applyWinsize(dir *fifo.Dir, bad string) string {
+func (t *terminal) applyWinsize(dir *sharedir.Dir, bad string) string {
 	text, err := readWinsize(dir)
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
@@ -103,7 +103,7 @@ func (t *terminal) applyWinsize(dir *fifo.Dir, bad string) string {
 }
 
 // readWinsize returns the start of DIR/winsize.
-func readWinsize(dir *fifo.Dir) (string, error) {
+func readWinsize(dir *sharedir.Dir) (string, error) {
 	f, err := dir.OpenFile(winsizeName, unix.O_RDONLY, 0)
 	if err != nil {
 		return "", err

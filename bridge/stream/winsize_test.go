@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // TestWinsizeWatch: a size written into DIR/winsize resizes the terminals,
@@ -22,7 +22,7 @@ func TestWinsizeWatch(t *testing.T) {
 	before, goroutines := leakcheck.FDs(t), runtime.NumGoroutine()
 	path := filepath.Join(t.TempDir(), "dir")
 	require.NoError(t, os.Mkdir(path, 0o755))
-	dir, err := fifo.OpenDir(path, false)
+	dir, err := sharedir.Open(path, false)
 	require.NoError(t, err)
 	poked := make(chan struct{}, 1)
 	poke := func() {

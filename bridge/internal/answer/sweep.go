@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // Reply FIFOs left behind. send removes its reply FIFO on every way out it
@@ -38,7 +39,7 @@ const (
 // ask names, that nobody reads and that have not changed for SweepAge, at
 // start and every SweepPeriod, until ctx is done. every, if set, replaces
 // both (tests only: FIFOBRIDGE_TEST_REPLY_SWEEP).
-func Sweep(ctx context.Context, log *slog.Logger, replies *fifo.Dir, every time.Duration, named func(string) bool) {
+func Sweep(ctx context.Context, log *slog.Logger, replies *sharedir.Dir, every time.Duration, named func(string) bool) {
 	if replies == nil {
 		return
 	}
@@ -60,11 +61,11 @@ func Sweep(ctx context.Context, log *slog.Logger, replies *fifo.Dir, every time.
 
 // sweepOnce removes the reply FIFOs that named says nothing names, that
 // nobody reads and that have not changed since before.
-func sweepOnce(log *slog.Logger, replies *fifo.Dir, named func(string) bool, before time.Time) {
+func sweepOnce(log *slog.Logger, replies *sharedir.Dir, named func(string) bool, before time.Time) {
 	removed, kept := 0, 0
 	err := replies.EachName(func(name string) {
 		if !named(name) {
-			ok, err := replies.RemoveUnread(name, before)
+			ok, err := fifo.RemoveUnreadAt(replies, name, before)
 			if err != nil {
 				log.Debug("reply sweep: left alone", "name", name, "err", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // NotAReply says whether err, from opening a request's reply FIFO, means
@@ -13,17 +14,17 @@ import (
 // file, a FIFO with more names): nobody can be listening there, so the
 // error frame goes to the output FIFO, as for any bad request.
 func NotAReply(err error) bool {
-	return errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, fifo.ErrSymlink) || errors.Is(err, fs.ErrNotExist)
+	return errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, sharedir.ErrSymlink) || errors.Is(err, fs.ErrNotExist)
 }
 
 // DropUnanswerable removes the name of a reply FIFO that is there but that
 // the agent may not or cannot open (openErr), so that its sender learns at
 // once that no answer will come. A FIFO without a reader is left alone.
-func DropUnanswerable(log *slog.Logger, replies *fifo.Dir, name string, openErr error) {
+func DropUnanswerable(log *slog.Logger, replies *sharedir.Dir, name string, openErr error) {
 	if errors.Is(openErr, fifo.ErrNoReader) {
 		return
 	}
-	if err := replies.RemoveFIFO(name); err != nil {
+	if err := fifo.RemoveAt(replies, name); err != nil {
 		log.Warn("cannot remove the reply fifo that could not be opened", "reply", name, "err", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // followInterval is how often the FIFO paths are looked at for a replaced
@@ -37,7 +38,7 @@ type Reopener interface {
 // End is one FIFO end and the entry, name in Dir, that it follows; Path
 // names it in the log.
 type End struct {
-	Dir  *fifo.Dir
+	Dir  *sharedir.Dir
 	Name string
 	Path string
 	FIFO Reopener
@@ -52,7 +53,7 @@ type Options struct {
 	// moved at once.
 	Sink *fifo.Sink
 	// Created is told of every FIFO made again, to be removed at exit.
-	Created func(d *fifo.Dir, name string)
+	Created func(d *sharedir.Dir, name string)
 }
 
 // Ends keeps each end on the FIFO its entry names until ctx is done: a
@@ -60,7 +61,7 @@ type Options struct {
 // missing one is made again after remakeDelay (and given to o.Created).
 // Entries are looked at with fstatat relative to their directory's
 // descriptor, never following a link, and remade with mkfifoat there
-// (fifo.Dir.Make).
+// (sharedir.Dir.Make).
 func Ends(ctx context.Context, ends []End, o Options) {
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -1,4 +1,4 @@
-package fifo
+package sharedir
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // not "." or "..") and never follows a symbolic link, so whoever else can
 // write the directory cannot make an operation act outside it.
 type Dir struct {
-	f    *os.File // O_RDONLY|O_DIRECTORY, or O_PATH|O_DIRECTORY (EnterDir)
+	f    *os.File // O_RDONLY|O_DIRECTORY, or O_PATH|O_DIRECTORY (Enter)
 	path string   // for messages and Join; never used to reach the directory
 }
 
@@ -23,7 +23,7 @@ type Dir struct {
 // the kernel's own limit (40) does.
 const maxLinks = 40
 
-// OpenDir opens the directory at path, resolving the path once, now. The
+// Open opens the directory at path, resolving the path once, now. The
 // path is walked from "/" one component at a time, each opened relative to
 // the one before with O_NOFOLLOW. A symbolic link on the way is followed
 // only when the directory that holds it can be written by no one but root
@@ -34,7 +34,7 @@ const maxLinks = 40
 // the directory itself being a link there. With create, missing directories
 // are made (mode 0755, less the umask) with mkdirat relative to their
 // opened parent.
-func OpenDir(path string, create bool) (*Dir, error) {
+func Open(path string, create bool) (*Dir, error) {
 	var mk *making
 	if create {
 		mk = &making{}
@@ -42,28 +42,28 @@ func OpenDir(path string, create bool) (*Dir, error) {
 	return openDir(path, mk, unix.O_RDONLY)
 }
 
-// EnterDir opens the directory at path as OpenDir does, but needs only
+// Enter opens the directory at path as Open does, but needs only
 // permission to enter it (search, x), not to list it (read): its
 // descriptor is O_PATH. Everything a client does with entries it knows by
 // name works through it (opening, making and removing FIFOs, reading
 // files); listing it and changing its own mode (Chmod) do not. It is how
 // host-side commands reach DIR and DIR/replies (mode 1733, which only its
 // owner can list).
-func EnterDir(path string) (*Dir, error) {
+func Enter(path string) (*Dir, error) {
 	return openDir(path, nil, unix.O_PATH)
 }
 
-// MakeDir is OpenDir with create, except that the directory itself, when
+// Make is Open with create, except that the directory itself, when
 // it is made here, is made private (0700) and then given mode perm with
 // fchmod on its descriptor, whatever the umask: nobody else can enter it
 // in between. made reports whether it was made here.
-func MakeDir(path string, perm os.FileMode) (d *Dir, made bool, err error) {
+func Make(path string, perm os.FileMode) (d *Dir, made bool, err error) {
 	mk := &making{leafPerm: perm, leafSet: true}
 	d, err = openDir(path, mk, unix.O_RDONLY)
 	return d, mk.leafMade, err
 }
 
-// making says how OpenDir makes missing directories.
+// making says how Open makes missing directories.
 type making struct {
 	leafSet  bool        // the last component, when made here, gets leafPerm
 	leafPerm os.FileMode // its mode then
@@ -80,7 +80,7 @@ func openDir(path string, mk *making, flag int) (*Dir, error) {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
 	if mk != nil && mk.leafMade {
-		if err := unix.Fchmod(fd, unixMode(mk.leafPerm)); err != nil {
+		if err := unix.Fchmod(fd, UnixMode(mk.leafPerm)); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("chmod %s: %w", abs, err)
 		}
@@ -88,7 +88,7 @@ func openDir(path string, mk *making, flag int) (*Dir, error) {
 	return &Dir{f: os.NewFile(uintptr(fd), abs), path: abs}, nil
 }
 
-// resolveDir is OpenDir's walk; it returns the directory opened with
+// resolveDir is Open's walk; it returns the directory opened with
 // flag|O_DIRECTORY. With mk nil, nothing is made.
 func resolveDir(abs string, mk *making, flag int) (int, error) {
 	links := 0
@@ -213,7 +213,7 @@ func (d *Dir) Close() error { return d.f.Close() }
 // link (fstatat with AT_SYMLINK_NOFOLLOW).
 func (d *Dir) Stat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return st, err
 	}
 	err := unix.Fstatat(d.Fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -225,23 +225,23 @@ func (d *Dir) Stat(name string) (unix.Stat_t, error) {
 
 // Chmod sets the directory's own mode with fchmod on its descriptor.
 func (d *Dir) Chmod(perm os.FileMode) error {
-	if err := unix.Fchmod(d.Fd(), unixMode(perm)); err != nil {
+	if err := unix.Fchmod(d.Fd(), UnixMode(perm)); err != nil {
 		return fmt.Errorf("chmod %s: %w", d.path, err)
 	}
 	return nil
 }
 
-// checkName refuses anything but a plain name.
-func checkName(name string) error {
+// CheckName refuses anything but a plain name (ErrBadName).
+func CheckName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
 		return fmt.Errorf("%q: %w", name, ErrBadName)
 	}
 	return nil
 }
 
-// unixMode converts perm, with its setuid, setgid and sticky bits, to a
+// UnixMode converts perm, with its setuid, setgid and sticky bits, to a
 // mode for chmod(2).
-func unixMode(perm os.FileMode) uint32 {
+func UnixMode(perm os.FileMode) uint32 {
 	m := uint32(perm.Perm())
 	if perm&os.ModeSetuid != 0 {
 		m |= unix.S_ISUID
@@ -262,7 +262,7 @@ func (d *Dir) OpenSub(name string) (*Dir, error) {
 }
 
 // EnterSub opens the existing subdirectory name of d as OpenSub does, but,
-// as EnterDir, needs only permission to enter it, not to list it.
+// as Enter, needs only permission to enter it, not to list it.
 func (d *Dir) EnterSub(name string) (*Dir, error) {
 	return d.openSub(name, unix.O_PATH)
 }
@@ -275,7 +275,7 @@ func (d *Dir) openSub(name string, flag int) (*Dir, error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), ErrSymlink)
 	}
-	fd, err := d.openat(name, flag|unix.O_DIRECTORY, 0)
+	fd, err := d.Openat(name, flag|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", d.Join(name), err)
 	}
@@ -287,7 +287,7 @@ func (d *Dir) openSub(name string, flag int) (*Dir, error) {
 // existing one must be a real directory owned by the calling user: one
 // that somebody else made could still be listed or changed by them.
 func (d *Dir) MakeSub(name string, perm os.FileMode) (*Dir, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, fmt.Errorf("make directory: %w", err)
 	}
 	// Private until its mode is set: nobody opens it in between.
