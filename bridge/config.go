@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 )
 
@@ -79,7 +80,7 @@ type Config struct {
 
 // spec is how every child of cfg starts, less its stdio; cgroups, if
 // set, gives each a cgroup of its own.
-func (cfg *Config) spec(cgroups *child.Cgroups) child.Spec {
+func (cfg *Config) spec(cgroups *cgroup.Manager) child.Spec {
 	spec := child.Spec{
 		Program: cfg.Program, Path: cfg.ProgramPath, Args: cfg.Args, Dir: cfg.WorkDir,
 		Credential: cfg.Credential, Signals: cfg.Signals, Cgroups: cgroups,

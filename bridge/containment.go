@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 )
 
@@ -19,10 +20,10 @@ const (
 // cgroup v2 directory the agent can make cgroups in (else a
 // *ConfigError). The "serving" line says which is in force. With cgroups, the leftovers of dead agents there are
 // ended and removed first. A nil result means the tree stop alone.
-func openContainment(cfg *Config) (*child.Cgroups, error) {
+func openContainment(cfg *Config) (*cgroup.Manager, error) {
 	log := cfg.Log
 	var (
-		m   *child.Cgroups
+		m   *cgroup.Manager
 		err error
 	)
 	switch cfg.Cgroup {
@@ -30,15 +31,15 @@ func openContainment(cfg *Config) (*child.Cgroups, error) {
 		return nil, nil
 	case "", "auto":
 		var dir string
-		if dir, err = child.OwnCgroup(); err == nil {
-			m, err = child.OpenCgroups(dir, log)
+		if dir, err = cgroup.Own(); err == nil {
+			m, err = cgroup.Open(dir, log)
 		}
 		if err != nil {
 			log.Info("containment: process tree; no usable cgroup v2", "why", err.Error())
 			return nil, nil
 		}
 	default:
-		if m, err = child.OpenCgroups(cfg.Cgroup, log); err != nil {
+		if m, err = cgroup.Open(cfg.Cgroup, log); err != nil {
 			return nil, &ConfigError{fmt.Errorf("invalid -cgroup: %w", err)}
 		}
 	}
@@ -50,7 +51,7 @@ func openContainment(cfg *Config) (*child.Cgroups, error) {
 }
 
 // cgroupDir is where m makes cgroups, or "" without cgroups.
-func cgroupDir(m *child.Cgroups) string {
+func cgroupDir(m *cgroup.Manager) string {
 	if m == nil {
 		return ""
 	}
@@ -60,14 +61,14 @@ func cgroupDir(m *child.Cgroups) string {
 // limitPids gives the children a pids budget in the cgroup v1 pids
 // hierarchy where that limits the agent (see child.LimitPids); nil when
 // there is none to give, or with -cgroup off. (On cgroup v2 the budget is
-// each child cgroup's, see child.Cgroups.)
-func limitPids(cfg *Config, r *child.Reaper) *child.PidsLimit {
+// each child cgroup's, see cgroup.Manager.)
+func limitPids(cfg *Config, r *child.Reaper) *cgroup.PidsLimit {
 	if cfg.Cgroup == "off" {
 		return nil
 	}
 	l, err := r.LimitPids(cfg.Log)
 	if err != nil {
-		if !errors.Is(err, child.ErrNoPidsLimit) {
+		if !errors.Is(err, cgroup.ErrNoPidsLimit) {
 			// A container's cgroup file system is mostly read-only: the
 			// thread reserve alone keeps the agent going then.
 			cfg.Log.Info("children run without a pids budget", "why", err.Error())

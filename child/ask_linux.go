@@ -40,12 +40,12 @@ func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
 	}
 	var todo []proc
 	for _, q := range procs {
-		k := procKey{q.pid, q.start}
+		k := procKey{q.PID, q.Start}
 		if p.asked[k] {
 			continue
 		}
 		p.asked[k] = true
-		if grouped && q.pgid == p.Pid {
+		if grouped && q.PGID == p.Pid {
 			continue // the group's signal reached it
 		}
 		todo = append(todo, q)

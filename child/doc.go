@@ -47,24 +47,18 @@
 //   - Without cgroups, an orphan reparented to the agent whose owner cannot
 //     be told (see tree_linux.go) is never stopped while another child that
 //     could own it runs and is not being stopped.
-//   - With Cgroups (cgroup v2), a child starts in a new cgroup of its own,
-//     at clone time, so that everything it forks is in it; its tree is
-//     what the cgroup holds, and the members of its process group that
-//     moved to another cgroup. Stop gives each of them the stop signal,
-//     then, at the timeout, cgroup.kill and SIGKILL to those outside; it
-//     returns once the cgroup and the group are empty and the cgroup removed (EBUSY at removal: killed again and retried for
-//     removeBusyFor, with a warning naming the cgroup). No cgroup is left
-//     after a failed start, after Stop, or after Cgroups.Close.
-//   - Every cgroup an agent makes is locked (flock on its directory) from
-//     right after its mkdir until it is removed, and the lock goes with the
-//     agent. RemoveLeftovers ends and removes only cgroups whose name says
-//     an agent made them and whose lock is free, whatever PID namespace
-//     made them: never a live agent's.
+//   - With Spec.Cgroups (package cgroup), a child starts in a new cgroup
+//     of its own, at clone time, so that everything it forks is in it; its
+//     tree is what the cgroup holds, and the members of its process group
+//     that moved to another cgroup. Stop gives each of them the stop
+//     signal, then, at the timeout, cgroup.kill and SIGKILL to those
+//     outside; it returns once the cgroup and the group are empty and the
+//     cgroup removed. No cgroup is left after a failed start or after Stop.
 //   - A fork bomb of a child cannot end the agent: ReserveFor makes at start
 //     the idle threads the runtime may need later (it aborts a program when
 //     the kernel refuses it one), and where a pids controller limits the
-//     agent, children get a pids budget below what it leaves (LimitPids
+//     agent, children get a pids budget below what it leaves (Reaper.LimitPids
 //     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
 //     (EMFILE) still stops a tree: the files a stop opens come from a
-//     reserve of descriptors when none is left.
+//     reserve of descriptors when none is left (internal/procfs).
 package child

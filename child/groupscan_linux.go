@@ -1,6 +1,10 @@
 package child
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/fifobridge/fifobridge/internal/procfs"
+)
 
 // The members of a child's process group that left its cgroup. A process
 // may move itself to another cgroup (writing its pid to another
@@ -23,19 +27,19 @@ func (r *Reaper) groupLeft(p *Process, procs []proc) []proc {
 	}
 	in := make(map[int]bool, len(procs))
 	for _, q := range procs {
-		in[q.pid] = true
+		in[q.PID] = true
 	}
-	all := processes()
+	all := procfs.Processes()
 	byPID := make(map[int]proc, len(all))
 	for _, q := range all {
-		byPID[q.pid] = q
+		byPID[q.PID] = q
 	}
 	if !groupIsChilds(candidate{pid: p.Pid, start: p.startTicks, reaped: true}, byPID) {
 		return nil // the number names a newer process's group
 	}
 	var left []proc
 	for _, q := range all {
-		if q.pgid == p.Pid && q.start >= p.startTicks && !in[q.pid] {
+		if q.PGID == p.Pid && q.Start >= p.startTicks && !in[q.PID] {
 			left = append(left, q)
 		}
 	}
@@ -45,6 +49,6 @@ func (r *Reaper) groupLeft(p *Process, procs []proc) []proc {
 // cgroupTree lists p's tree in a cgroup: the processes of its cgroup and
 // of the cgroups below, and the members of its group that left them.
 func (r *Reaper) cgroupTree(p *Process) []proc {
-	procs := cgroupProcList(p.cg.path)
+	procs := cgroupProcList(p.cg)
 	return append(procs, r.groupLeft(p, procs)...)
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/procfs"
 )
 
 // testReaper is the one Reaper of the test process: it owns wait4, so no
@@ -59,10 +61,10 @@ func devNull(t *testing.T) *os.File {
 // marked lists the live processes whose environment holds mark.
 func marked(mark string) []int {
 	var pids []int
-	for _, p := range processes() {
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
+	for _, p := range procfs.Processes() {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
 		if err == nil && bytes.Contains(env, []byte("CHILD_TEST_MARK="+mark+"\x00")) {
-			pids = append(pids, p.pid)
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids
@@ -73,8 +75,8 @@ func zombies() []int {
 	var pids []int
 	d, _ := os.ReadDir("/proc")
 	for _, e := range d {
-		if p, ok := readProc(e.Name()); ok && p.state == 'Z' && p.ppid == os.Getpid() {
-			pids = append(pids, p.pid)
+		if p, ok := procfs.Stat(e.Name()); ok && p.State == 'Z' && p.PPID == os.Getpid() {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids
@@ -116,7 +118,7 @@ func runHelper(name string, args []string) {
 		c.Start()
 		say()
 		c.Process.Kill()
-		for q, _ := readProc(strconv.Itoa(c.Process.Pid)); q.state != 'Z'; q, _ = readProc(strconv.Itoa(c.Process.Pid)) {
+		for q, _ := procfs.Stat(strconv.Itoa(c.Process.Pid)); q.State != 'Z'; q, _ = procfs.Stat(strconv.Itoa(c.Process.Pid)) {
 			time.Sleep(time.Millisecond)
 		}
 		say()

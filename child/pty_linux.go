@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,13 +113,13 @@ func (r *Reaper) Hangup(p *Process) int {
 	if r.foreign {
 		return 0 // pids in /proc are another namespace's
 	}
-	all := processes()
+	all := procfs.Processes()
 	var left []proc
 	for _, q := range all {
-		if q.pid == p.Pid {
+		if q.PID == p.Pid {
 			return 0 // p's own number: p still runs, or it was reused
 		}
-		if q.sid == p.Pid && q.start >= p.startTicks {
+		if q.SID == p.Pid && q.Start >= p.startTicks {
 			left = append(left, q)
 		}
 	}

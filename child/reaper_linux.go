@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +42,7 @@ type Reaper struct {
 // make it a child subreaper, so orphans of its children come to it; a refusal
 // is logged as a warning. SIGCHLD is registered before any child can start.
 func NewReaper(log *slog.Logger) *Reaper {
-	ReserveDescriptors()
+	procfs.Reserve()
 	r := &Reaper{
 		log:     log,
 		running: make(map[int]*Process),
@@ -49,7 +50,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 		sigs:    make(chan os.Signal, 64),
 		spawn:   make(chan spawnRequest),
 		quit:    make(chan struct{}),
-		procPID: procSelfPID(),
+		procPID: procfs.SelfPID(),
 	}
 	r.forked = sync.NewCond(&r.mu)
 	if os.Getpid() != 1 {
@@ -65,15 +66,15 @@ func NewReaper(log *slog.Logger) *Reaper {
 	if hasChildren() {
 		kids, ok := r.children()
 		if !ok { // no /proc/self/task/*/children: scan all of /proc
-			for _, q := range processes() {
-				if q.ppid == r.procPID {
-					kids = append(kids, q.pid)
+			for _, q := range procfs.Processes() {
+				if q.PPID == r.procPID {
+					kids = append(kids, q.PID)
 				}
 			}
 		}
 		for _, pid := range kids {
-			if q, ok := readProc(strconv.Itoa(pid)); ok {
-				r.inherited[q.pid] = q.start
+			if q, ok := procfs.Stat(strconv.Itoa(pid)); ok {
+				r.inherited[q.PID] = q.Start
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,16 +74,16 @@ func (r *Reaper) signalGroup(p *Process, sig syscall.Signal) bool {
 // the pid was reused in between. Without pidfds it falls back to kill(2),
 // racy only against a pid reused since the scan.
 func signalProc(q proc, sig syscall.Signal) {
-	fd, err := unix.PidfdOpen(q.pid, 0)
+	fd, err := unix.PidfdOpen(q.PID, 0)
 	switch {
 	case err == unix.ESRCH:
 		return // gone
 	case err != nil:
-		syscall.Kill(q.pid, sig)
+		syscall.Kill(q.PID, sig)
 		return
 	}
 	defer unix.Close(fd)
-	if now, ok := readProc(strconv.Itoa(q.pid)); ok && now.start == q.start {
+	if now, ok := procfs.Stat(strconv.Itoa(q.PID)); ok && now.Start == q.Start {
 		unix.PidfdSendSignal(fd, sig, nil, 0)
 	}
 }
@@ -96,7 +97,7 @@ func (r *Reaper) signalTree(p *Process, sig syscall.Signal, tree func(*Process) 
 	procs := tree(p)
 	grouped := r.signalGroup(p, sig)
 	for _, q := range procs {
-		if grouped && q.pgid == p.Pid {
+		if grouped && q.PGID == p.Pid {
 			continue // the group's signal reached it
 		}
 		signalProc(q, sig)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/cgroup"
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,7 +46,7 @@ type Spec struct {
 	// Cgroups, if set, gives the child a new cgroup of its own, which it
 	// starts in (at clone time, before its program runs) and which Stop
 	// kills and removes.
-	Cgroups *Cgroups
+	Cgroups *cgroup.Manager
 	// Ctty, if set, is the slave side of a pseudo-terminal (OpenPTY): it
 	// becomes the child's descriptors 0, 1 and 2 in place of Stdin, Stdout
 	// and Stderr, and its controlling terminal. The child then leads a new
@@ -67,7 +69,7 @@ type Process struct {
 	stops      int              // Stops under way; guarded by r.mu
 	stopSeq    uint64           // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey        // orphans its Stops took (see attribute); guarded by r.mu
-	cg         *Cgroup          // its own cgroup, or nil
+	cg         *cgroup.Group    // its own cgroup, or nil
 	term       *Terminal        // the terminal it was given the foreground of, or nil
 	done       chan struct{}
 	status     ExitStatus
@@ -97,7 +99,7 @@ type spawnRequest struct {
 	attr    *syscall.ProcAttr
 	signals *SignalState
 	term    *Terminal
-	cg      *Cgroup
+	cg      *cgroup.Group
 	reply   chan spawnResult
 }
 
@@ -164,14 +166,14 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 // EOPNOTSUPP: a threaded cgroup) is removed, and the child starts without
 // one, after a warning: the tree stop still applies. No cgroup is left
 // when the start fails.
-func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
+func (r *Reaper) submit(req spawnRequest, cgroups *cgroup.Manager) spawnResult {
 	if cgroups != nil {
 		cg, err := cgroups.New()
 		if err != nil {
 			return spawnResult{err: err}
 		}
 		req.cg = cg
-		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.fd
+		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.Dirfd()
 	}
 	req.reply = make(chan spawnResult, 1)
 	select {
@@ -190,8 +192,8 @@ func (r *Reaper) submit(req spawnRequest, cgroups *Cgroups) spawnResult {
 	if !errors.Is(res.err, unix.EBUSY) && !errors.Is(res.err, unix.EOPNOTSUPP) {
 		return res
 	}
-	cgroups.log.Warn("cannot start a child in its own cgroup; it runs without one (tree stop only)",
-		"cgroup", req.cg.path, "err", res.err)
+	r.log.Warn("cannot start a child in its own cgroup; it runs without one (tree stop only)",
+		"cgroup", req.cg.Path(), "err", res.err)
 	req.cg = nil
 	req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = false, 0
 	return r.submit(req, nil)
@@ -290,8 +292,8 @@ func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 	if req.attr.Sys.Foreground {
 		p.term = req.term
 	}
-	if q, ok := readProc(strconv.Itoa(pid)); ok {
-		p.startTicks = q.start
+	if q, ok := procfs.Stat(strconv.Itoa(pid)); ok {
+		p.startTicks = q.Start
 	}
 	return spawnResult{p: p}
 }

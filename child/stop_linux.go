@@ -5,13 +5,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/cgroup"
 	"golang.org/x/sys/unix"
 )
 
-// killPatience is how long Stop waits for SIGKILLed processes to go. A
-// process in uninterruptible sleep (D state) dies only when it leaves it,
-// which may be never; Stop gives up on it after this and warns.
-var killPatience = 5 * time.Second
+// killPatience is how long Stop waits for SIGKILLed processes to go, as
+// long as for a killed cgroup (see cgroup.KillPatience); Stop gives up on
+// what is left after this and warns.
+const killPatience = cgroup.KillPatience
 
 // Stop stops p and the rest of its tree: sig to all of it, then, when
 // anything still runs after timeout, SIGKILL. It returns p's exit status once
@@ -60,7 +61,7 @@ func (r *Reaper) stop(p *Process, sig syscall.Signal, timeout, patience time.Dur
 		killed = true
 		if !time.Now().Before(giveUp) {
 			for _, q := range tree(p) {
-				left = append(left, q.pid)
+				left = append(left, q.PID)
 			}
 			if !r.exited(p) {
 				if !slices.Contains(left, p.Pid) {

@@ -34,7 +34,7 @@ func TestStopNamesSurvivors(t *testing.T) {
 	m := mark(t)
 	p, err := testReaper.Start(helperSpec(t, m, "sleep"))
 	require.NoError(t, err)
-	undying := func(*Process) []proc { return []proc{{pid: notAPid, ppid: p.Pid, pgid: notAPid, sid: notAPid}} }
+	undying := func(*Process) []proc { return []proc{{PID: notAPid, PPID: p.Pid, PGID: notAPid, SID: notAPid}} }
 	st, left, _ := testReaper.stop(p, syscall.SIGTERM, time.Second, 100*time.Millisecond, undying)
 	require.Contains(t, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}, st.Signal(), "the child's own status: %v", st)
 	require.Equal(t, []int{notAPid}, left)

@@ -1,10 +1,13 @@
 package child
 
 import (
+	"log/slog"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/cgroup"
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +29,7 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 		if !r.cgroupDone(p) {
 			killed = true
 			if err := cg.Kill(); err != nil {
-				r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.path, "err", err)
+				r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.Path(), "err", err)
 				r.signalTree(p, syscall.SIGKILL, r.cgroupTree)
 			}
 			r.signalTree(p, syscall.SIGKILL, func(p *Process) []proc { return r.groupLeft(p, nil) })
@@ -37,7 +40,7 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 			}
 			if !r.waitCgroup(p, time.Now().Add(patience), kill) {
 				r.log.Warn("giving up on processes that survive cgroup.kill (uninterruptible sleep?)",
-					"pid", p.Pid, "cgroup", cg.path, "left", cg.Procs())
+					"pid", p.Pid, "cgroup", cg.Path(), "left", cg.Procs())
 			}
 		}
 	}
@@ -85,13 +88,20 @@ func (r *Reaper) waitCgroup(p *Process, deadline time.Time, signal func([]proc))
 	}
 }
 
-// cgroupProcList lists the processes in the cgroup at path and below it.
-func cgroupProcList(path string) []proc {
+// cgroupProcList lists the live processes in cg and below it.
+func cgroupProcList(cg *cgroup.Group) []proc {
 	var procs []proc
-	for _, pid := range cgroupProcsDeep(path) {
-		if q, ok := readProc(strconv.Itoa(pid)); ok && q.state != 'Z' && q.state != 'X' {
+	for _, pid := range cg.AllProcs() {
+		if q, ok := procfs.Stat(strconv.Itoa(pid)); ok && q.State != 'Z' && q.State != 'X' {
 			procs = append(procs, q)
 		}
 	}
 	return procs
+}
+
+// LimitPids puts the children of r under a pids budget in the cgroup v1
+// pids hierarchy where one limits the agent (see cgroup.LimitPids): the
+// spawn thread, which forks every child, joins the children's cgroup.
+func (r *Reaper) LimitPids(log *slog.Logger) (*cgroup.PidsLimit, error) {
+	return cgroup.LimitPids(log, r.onSpawnThread)
 }

@@ -3,6 +3,8 @@ package child
 import (
 	"runtime"
 	"sync"
+
+	"github.com/fifobridge/fifobridge/cgroup"
 )
 
 // maxReservedThreads bounds ReserveFor's reserve.
@@ -17,26 +19,11 @@ const maxReservedThreads = 64
 // it is there to survive. It returns the number reserved.
 func ReserveFor(children int) int {
 	n := min(runtime.GOMAXPROCS(0)+7+2*children, maxReservedThreads)
-	for _, dir := range ownPidsCgroups() {
-		if headroom, limited := pidsHeadroom(dir); limited {
-			n = min(n, max(headroom/4, 1))
-		}
+	if headroom, limited := cgroup.PidsHeadroom(); limited {
+		n = min(n, max(headroom/4, 1))
 	}
 	ReserveThreads(n)
 	return n
-}
-
-// ownPidsCgroups lists the agent's own cgroups a pids controller may
-// limit: its cgroup v2 and its cgroup in the v1 pids hierarchy.
-func ownPidsCgroups() []string {
-	var dirs []string
-	if dir, err := OwnCgroup(); err == nil {
-		dirs = append(dirs, dir)
-	}
-	if dir, err := ownCgroupV1("pids"); err == nil {
-		dirs = append(dirs, dir)
-	}
-	return dirs
 }
 
 // The Go runtime makes an OS thread whenever it needs one more than it has

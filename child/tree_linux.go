@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+
+	"github.com/fifobridge/fifobridge/internal/procfs"
 )
 
 // Which processes make up a child's tree, found in /proc without cgroups.
@@ -53,7 +55,7 @@ func (r *Reaper) tree(p *Process) []proc {
 	if r.foreign {
 		return nil // pids in /proc are another namespace's; only the group is reachable
 	}
-	all := processes()
+	all := procfs.Processes()
 	// One attribution at a time, so that two stops cannot both take an
 	// orphan before either has adopted it.
 	r.treeMu.Lock()
@@ -109,34 +111,34 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 		owner: make(map[int]int, len(all)),
 	}
 	for _, q := range all {
-		at.byPID[q.pid] = q
-		at.kids[q.ppid] = append(at.kids[q.ppid], q.pid)
+		at.byPID[q.PID] = q
+		at.kids[q.PPID] = append(at.kids[q.PPID], q.PID)
 	}
 	at.claimLinked(all)
 	var orphans []proc
 	for _, q := range all {
-		_, taken := at.owner[q.pid]
-		if q.ppid == agent && !taken && !isInherited(inherited, q) {
+		_, taken := at.owner[q.PID]
+		if q.PPID == agent && !taken && !isInherited(inherited, q) {
 			orphans = append(orphans, q)
 		}
 	}
 	// Oldest first, so that a session or group leader is placed before the
 	// orphans that run in its session or group.
-	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.start, b.start) })
+	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.Start, b.Start) })
 	me := len(at.cands) - 1
 	for _, q := range orphans {
-		if _, taken := at.owner[q.pid]; taken {
+		if _, taken := at.owner[q.PID]; taken {
 			continue // a descendant of an orphan placed before it
 		}
 		if by, ok := at.orphanOwner(q); ok {
-			at.claim(q.pid, by)
+			at.claim(q.PID, by)
 			if by == me {
-				took = append(took, procKey{q.pid, q.start})
+				took = append(took, procKey{q.PID, q.Start})
 			}
 		}
 	}
 	for _, q := range all {
-		if by, ok := at.owner[q.pid]; ok && by == me {
+		if by, ok := at.owner[q.PID]; ok && by == me {
 			tree = append(tree, q)
 		}
 	}
@@ -172,8 +174,8 @@ func (at *attribution) claim(pid, by int) {
 func (at *attribution) claimLinked(all []proc) {
 	for i, c := range at.cands {
 		for _, k := range c.adopted {
-			if q, ok := at.byPID[k.pid]; ok && q.start == k.start {
-				at.claim(q.pid, i)
+			if q, ok := at.byPID[k.pid]; ok && q.Start == k.start {
+				at.claim(q.PID, i)
 			}
 		}
 	}
@@ -183,8 +185,8 @@ func (at *attribution) claimLinked(all []proc) {
 		}
 		if groupIsChilds(c, at.byPID) {
 			for _, q := range all {
-				if q.pgid == c.pid && q.start >= c.start {
-					at.claim(q.pid, i)
+				if q.PGID == c.pid && q.Start >= c.start {
+					at.claim(q.PID, i)
 				}
 			}
 		}
@@ -195,19 +197,19 @@ func (at *attribution) claimLinked(all []proc) {
 // to, when that can be decided (see the top of this file).
 func (at *attribution) orphanOwner(q proc) (int, bool) {
 	cands, me := at.cands, len(at.cands)-1
-	for _, leader := range []int{q.pgid, q.sid} {
-		if by, ok := at.owner[leader]; ok && q.start >= at.byPID[leader].start {
+	for _, leader := range []int{q.PGID, q.SID} {
+		if by, ok := at.owner[leader]; ok && q.Start >= at.byPID[leader].Start {
 			return by, true // its group or session is led by a member of a tree
 		}
 		for i, c := range cands {
-			if leader == c.pid && q.start >= c.start && groupIsChilds(c, at.byPID) {
+			if leader == c.pid && q.Start >= c.start && groupIsChilds(c, at.byPID) {
 				return i, true // the child itself made the group or session
 			}
 		}
 	}
 	by, found := -1, 0
 	for i, c := range cands {
-		if c.start > q.start {
+		if c.start > q.Start {
 			continue // started after the orphan: not its owner
 		}
 		if c.stopping == 0 && i != me {
@@ -252,8 +254,8 @@ func compareStart(a, b uint64) int {
 }
 
 func isInherited(inherited map[int]uint64, q proc) bool {
-	start, ok := inherited[q.pid]
-	return ok && start == q.start
+	start, ok := inherited[q.PID]
+	return ok && start == q.Start
 }
 
 // treeGone reports, without scanning /proc, that nothing of the tree of p
@@ -293,9 +295,9 @@ func (r *Reaper) treeGone(p *Process) bool {
 		if running[pid] {
 			continue
 		}
-		q, ok := readProc(strconv.Itoa(pid))
-		if ok && q.state != 'Z' && q.start >= p.startTicks && !isInherited(r.inherited, q) &&
-			!running[q.pgid] && !running[q.sid] {
+		q, ok := procfs.Stat(strconv.Itoa(pid))
+		if ok && q.State != 'Z' && q.Start >= p.startTicks && !isInherited(r.inherited, q) &&
+			!running[q.PGID] && !running[q.SID] {
 			return false
 		}
 	}

@@ -16,20 +16,20 @@ var (
 )
 
 var fixture = []proc{
-	{pid: fixtureAgent, ppid: 1, pgid: fixtureAgent, sid: fixtureAgent, start: 1},
-	{pid: 150, ppid: fixtureAgent, pgid: 150, sid: 150, start: 2},           // inherited from an entrypoint shell
-	{pid: 200, ppid: fixtureAgent, pgid: 200, sid: fixtureAgent, start: 10}, // A
-	{pid: 201, ppid: 200, pgid: 200, sid: fixtureAgent, start: 11},          // A's group
-	{pid: 202, ppid: 201, pgid: 202, sid: 202, start: 12},                   // A's descendant, setsid'ed
-	{pid: 203, ppid: 202, pgid: 202, sid: 202, start: 13},                   // and its child
-	{pid: 240, ppid: fixtureAgent, pgid: 240, sid: 240, start: 15},          // orphan from before B started
-	{pid: 300, ppid: fixtureAgent, pgid: 300, sid: fixtureAgent, start: 20}, // B
-	{pid: 301, ppid: 300, pgid: 300, sid: fixtureAgent, start: 21},          // B's group
-	{pid: 210, ppid: fixtureAgent, pgid: 210, sid: 210, start: 25},          // orphan, setsid'ed: A's or B's?
-	{pid: 211, ppid: 210, pgid: 210, sid: 210, start: 26},                   // its child
-	{pid: 220, ppid: fixtureAgent, pgid: 200, sid: fixtureAgent, start: 30}, // orphan in A's group
-	{pid: 230, ppid: fixtureAgent, pgid: 230, sid: 202, start: 31},          // orphan in the session of A's 202
-	{pid: 250, ppid: fixtureAgent, pgid: 250, sid: 250, start: 5},           // orphan older than both
+	{PID: fixtureAgent, PPID: 1, PGID: fixtureAgent, SID: fixtureAgent, Start: 1},
+	{PID: 150, PPID: fixtureAgent, PGID: 150, SID: 150, Start: 2},           // inherited from an entrypoint shell
+	{PID: 200, PPID: fixtureAgent, PGID: 200, SID: fixtureAgent, Start: 10}, // A
+	{PID: 201, PPID: 200, PGID: 200, SID: fixtureAgent, Start: 11},          // A's group
+	{PID: 202, PPID: 201, PGID: 202, SID: 202, Start: 12},                   // A's descendant, setsid'ed
+	{PID: 203, PPID: 202, PGID: 202, SID: 202, Start: 13},                   // and its child
+	{PID: 240, PPID: fixtureAgent, PGID: 240, SID: 240, Start: 15},          // orphan from before B started
+	{PID: 300, PPID: fixtureAgent, PGID: 300, SID: fixtureAgent, Start: 20}, // B
+	{PID: 301, PPID: 300, PGID: 300, SID: fixtureAgent, Start: 21},          // B's group
+	{PID: 210, PPID: fixtureAgent, PGID: 210, SID: 210, Start: 25},          // orphan, setsid'ed: A's or B's?
+	{PID: 211, PPID: 210, PGID: 210, SID: 210, Start: 26},                   // its child
+	{PID: 220, PPID: fixtureAgent, PGID: 200, SID: fixtureAgent, Start: 30}, // orphan in A's group
+	{PID: 230, PPID: fixtureAgent, PGID: 230, SID: 202, Start: 31},          // orphan in the session of A's 202
+	{PID: 250, PPID: fixtureAgent, PGID: 250, SID: 250, Start: 5},           // orphan older than both
 }
 
 var fixtureInherited = map[int]uint64{150: 2}
@@ -47,18 +47,18 @@ func fixtureTree(target candidate, others ...candidate) []int {
 	}
 	var listed []proc
 	for _, q := range fixture {
-		if (q.pid == a.pid && gone(a)) || (q.pid == b.pid && gone(b)) {
+		if (q.PID == a.pid && gone(a)) || (q.PID == b.pid && gone(b)) {
 			continue
 		}
-		if (q.ppid == a.pid && gone(a)) || (q.ppid == b.pid && gone(b)) {
-			q.ppid = fixtureAgent
+		if (q.PPID == a.pid && gone(a)) || (q.PPID == b.pid && gone(b)) {
+			q.PPID = fixtureAgent
 		}
 		listed = append(listed, q)
 	}
 	var out []int
 	tree, _ := attribute(target, others, fixtureAgent, fixtureInherited, listed)
 	for _, q := range tree {
-		out = append(out, q.pid)
+		out = append(out, q.PID)
 	}
 	slices.Sort(out)
 	return out
@@ -102,7 +102,7 @@ func TestAttributeStopping(t *testing.T) {
 	require.Equal(t, []int{300, 301}, pids(stopping(b, 3), adopted(stopping(a, 2), took)))
 	require.Equal(t, []int{200, 201, 202, 203, 210, 211, 220, 230, 240}, pids(adopted(stopping(a, 2), took), stopping(b, 3)))
 	require.Equal(t, []int{210, 211, 300, 301}, pids(stopping(b, 3), adopted(stopping(a, 2), procKey{210, 24})),
-		"A adopted another process of that pid: the stop begun last takes this one")
+		"A adopted another process of that PID: the stop begun last takes this one")
 
 	// What attribute reports as taken: the orphans it gave the target.
 	_, keys := attribute(stopping(a, 2), []candidate{stopping(b, 1)}, fixtureAgent, fixtureInherited, fixture)
@@ -119,9 +119,9 @@ func TestAttributeReusedPid(t *testing.T) {
 	newer := candidate{pid: 200, start: 50}
 	// The kernel hands out 200 again only once old's group is empty.
 	all := []proc{
-		{pid: 201, ppid: agent, pgid: 201, sid: 201, start: 11},   // left by old, in a session of its own
-		{pid: 200, ppid: agent, pgid: 200, sid: agent, start: 50}, // newer, same pid
-		{pid: 202, ppid: 200, pgid: 200, sid: agent, start: 51},   // newer's group
+		{PID: 201, PPID: agent, PGID: 201, SID: 201, Start: 11},   // left by old, in a session of its own
+		{PID: 200, PPID: agent, PGID: 200, SID: agent, Start: 50}, // newer, same pid
+		{PID: 202, PPID: 200, PGID: 200, SID: agent, Start: 51},   // newer's group
 	}
 	got, _ := attribute(old, []candidate{newer}, agent, nil, all)
 	require.Equal(t, []proc{all[0]}, got, "the group number is the newer child's now")
@@ -130,8 +130,8 @@ func TestAttributeReusedPid(t *testing.T) {
 
 	// A process that took the pid but is no child of ours.
 	stranger := []proc{
-		{pid: 200, ppid: 1, pgid: 200, sid: 200, start: 50},
-		{pid: 202, ppid: 200, pgid: 200, sid: 200, start: 51},
+		{PID: 200, PPID: 1, PGID: 200, SID: 200, Start: 50},
+		{PID: 202, PPID: 200, PGID: 200, SID: 200, Start: 51},
 	}
 	got, _ = attribute(old, nil, agent, nil, stranger)
 	require.Empty(t, got)

@@ -23,6 +23,7 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
@@ -94,7 +95,7 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 // process once made (see child.NewReaper): it is made before counting.
 func noLeaks(t *testing.T) {
 	t.Helper()
-	leakcheck.Check(t, child.ReserveDescriptors)
+	leakcheck.Check(t, procfs.Reserve)
 }
 
 // stopWithin stops the engine and fails unless run returns within d.

@@ -1,4 +1,4 @@
-package child
+package cgroup
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,24 +27,26 @@ import (
 
 // PidsLimit is the cgroup v1 pids cgroup the children start in.
 type PidsLimit struct {
-	r      *Reaper
-	log    *slog.Logger
-	own    string // the agent's own pids cgroup
-	path   string
-	fd     int // its directory, locked (see cgrouplock_linux.go)
-	budget int
+	onSpawnThread func(func() error) error
+	log           *slog.Logger
+	own           string // the agent's own pids cgroup
+	path          string
+	fd            int // its directory, locked (see lock_linux.go)
+	budget        int
 }
 
 // ErrNoPidsLimit: no pids controller limits the agent, or none can be
 // set below it; the children run without a budget.
 var ErrNoPidsLimit = errors.New("no pids limit")
 
-// LimitPids puts the children of r under a pids budget in the cgroup v1
+// LimitPids puts the children under a pids budget in the cgroup v1
 // pids hierarchy, when the agent's own pids cgroup there is limited and
 // writable: a cgroup below it, with pids.max set to what the limit leaves
-// beyond the agent's tasks and its reserve, that the spawn thread joins.
+// beyond the agent's tasks and its reserve, that the thread that forks
+// every child joins (onSpawnThread runs a function on that thread: see
+// child.Reaper.LimitPids).
 // Leftovers of dead agents there are ended and removed first.
-func (r *Reaper) LimitPids(log *slog.Logger) (*PidsLimit, error) {
+func LimitPids(log *slog.Logger, onSpawnThread func(func() error) error) (*PidsLimit, error) {
 	own, err := ownCgroupV1("pids")
 	if err != nil {
 		return nil, err
@@ -66,10 +69,10 @@ func (r *Reaper) LimitPids(log *slog.Logger) (*PidsLimit, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &PidsLimit{r: r, log: log, own: own, path: path, fd: fd, budget: budget}
+	l := &PidsLimit{onSpawnThread: onSpawnThread, log: log, own: own, path: path, fd: fd, budget: budget}
 	err = writeCgroupFile(filepath.Join(path, "pids.max"), strconv.Itoa(budget))
 	if err == nil {
-		err = r.onSpawnThread(func() error { return joinTasks(path) })
+		err = onSpawnThread(func() error { return joinTasks(path) })
 	}
 	if err != nil {
 		l.remove()
@@ -88,7 +91,7 @@ func (l *PidsLimit) Path() string { return l.path }
 // removes the children's, ending what is still in it. Call it after every
 // child was stopped.
 func (l *PidsLimit) Close() {
-	if err := l.r.onSpawnThread(func() error { return joinTasks(l.own) }); err != nil {
+	if err := l.onSpawnThread(func() error { return joinTasks(l.own) }); err != nil {
 		l.log.Warn("cannot move the spawn thread back to the agent's pids cgroup", "cgroup", l.own, "err", err)
 	}
 	l.remove()
@@ -110,11 +113,11 @@ func joinTasks(path string) error {
 }
 
 // killProcsV1 SIGKILLs the processes in the v1 cgroup at path until it is
-// empty, or for killPatience (v1 has no cgroup.kill), and returns how many
+// empty, or for KillPatience (v1 has no cgroup.kill), and returns how many
 // there were at first.
 func killProcsV1(path string) int {
 	first := -1
-	giveUp := time.Now().Add(killPatience)
+	giveUp := time.Now().Add(KillPatience)
 	for {
 		pids := slices.DeleteFunc(cgroupProcs(path), func(pid int) bool { return pid <= 0 })
 		if first < 0 {
@@ -158,7 +161,7 @@ func removeLeftoversV1(own string, self agentID, log *slog.Logger) {
 // ownCgroupV1 returns the directory of the agent's cgroup in the v1
 // hierarchy of controller, from /proc/self/cgroup and mountinfo.
 func ownCgroupV1(controller string) (string, error) {
-	cg, err := readFile("/proc/self/cgroup")
+	cg, err := procfs.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("read own cgroup: %w", err)
 	}
@@ -166,7 +169,7 @@ func ownCgroupV1(controller string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: no cgroup v1 %s hierarchy", ErrNoPidsLimit, controller)
 	}
-	mi, err := readFile("/proc/self/mountinfo")
+	mi, err := procfs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", fmt.Errorf("read mounts: %w", err)
 	}

@@ -1,4 +1,4 @@
-package child
+package procfs
 
 import (
 	"sync"
@@ -23,9 +23,9 @@ var fdReserve struct {
 	fds []int
 }
 
-// ReserveDescriptors fills the reserve; call it at start, before the
-// descriptors can run out.
-func ReserveDescriptors() { refillReserve() }
+// Reserve fills the reserve; call it at start, before the descriptors
+// can run out.
+func Reserve() { refillReserve() }
 
 // refillReserve tops the reserve up with descriptors of /dev/null, as far
 // as the kernel gives them.
@@ -62,9 +62,9 @@ func reserveShort() bool {
 	return len(fdReserve.fds) < reservedFDs
 }
 
-// openReserved opens path with flag and O_CLOEXEC, retrying on EINTR, and
+// Open opens path with flag and O_CLOEXEC, retrying on EINTR, and
 // on EMFILE after giving back a reserved descriptor.
-func openReserved(path string, flag int) (int, error) {
+func Open(path string, flag int) (int, error) {
 	if reserveShort() {
 		refillReserve()
 	}

@@ -1,4 +1,4 @@
-package child
+package cgroup
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // its cgroups, and the processes in them that were not its direct children
 // (which get the parent-death signal) keep running. The next agent that
 // uses the same directory ends them, from whatever PID namespace: a cgroup
-// whose name says an agent made it and whose lock (see cgrouplock_linux.go)
+// whose name says an agent made it and whose lock (see lock_linux.go)
 // nobody holds is a leftover. A live agent holds the locks of all its
 // cgroups. A cgroup without a lock, as an agent of an older version made
 // them, whose name says it is of a live process of this PID namespace is
@@ -21,7 +21,7 @@ import (
 // RemoveLeftovers kills and removes the cgroups that dead agents left in
 // the directory, and logs how many processes it ended. It returns the
 // number of cgroups removed and of processes ended.
-func (m *Cgroups) RemoveLeftovers() (cgroups, procs int) {
+func (m *Manager) RemoveLeftovers() (cgroups, procs int) {
 	entries, err := os.ReadDir(m.dir)
 	if err != nil {
 		m.log.Warn("cannot list cgroups to look for leftovers", "dir", m.dir, "err", err)
@@ -50,7 +50,7 @@ func (m *Cgroups) RemoveLeftovers() (cgroups, procs int) {
 // it is a leftover, holding its lock meanwhile so that no other agent's
 // sweep takes it as well. It returns the processes it ended and whether it
 // removed the cgroup.
-func (m *Cgroups) removeIfLeft(a agentID, path string) (procs int, removed bool) {
+func (m *Manager) removeIfLeft(a agentID, path string) (procs int, removed bool) {
 	fd := lockFree(path)
 	if fd < 0 {
 		return 0, false // a live agent's, or gone already
@@ -63,7 +63,7 @@ func (m *Cgroups) removeIfLeft(a agentID, path string) (procs int, removed bool)
 	}
 	procs = countProcs(path)
 	writeCgroupFile(filepath.Join(path, "cgroup.kill"), "1")
-	waitEmpty(path, time.Now().Add(killPatience))
+	waitEmpty(path, time.Now().Add(KillPatience))
 	return procs, removeCgroup(path, m.log) == nil
 }
 

@@ -1,10 +1,12 @@
-package child
+package cgroup
 
 import (
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fifobridge/fifobridge/internal/procfs"
 )
 
 // agentID names an agent for good: a pid is reused, a pid with its start
@@ -71,11 +73,11 @@ func selfID() (agentID, error) {
 	if !ok {
 		return agentID{}, fmt.Errorf("read pid namespace: unexpected %q", link)
 	}
-	q, ok := readProc("self")
+	q, ok := procfs.Stat("self")
 	if !ok {
 		return agentID{}, fmt.Errorf("read own start time from /proc/self/stat")
 	}
-	return agentID{pidNS: ns, pid: os.Getpid(), start: q.start}, nil
+	return agentID{pidNS: ns, pid: os.Getpid(), start: q.Start}, nil
 }
 
 // alive reports whether agent a, of the PID namespace ns the caller is
@@ -85,6 +87,6 @@ func (a agentID) alive(ns uint64) (alive, known bool) {
 	if a.pidNS != ns {
 		return false, false
 	}
-	q, ok := readProc(strconv.Itoa(a.pid))
-	return ok && q.start == a.start && q.state != 'Z' && q.state != 'X', true
+	q, ok := procfs.Stat(strconv.Itoa(a.pid))
+	return ok && q.Start == a.start && q.State != 'Z' && q.State != 'X', true
 }

@@ -1,4 +1,4 @@
-package child
+package cgroup
 
 import (
 	"errors"
@@ -13,15 +13,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
-// Cgroups makes one cgroup v2 per child below one directory and removes
+// Manager makes one cgroup v2 per child below one directory and removes
 // them again. Their names carry the agent's identity,
 // fifobridge-<pid namespace>-<pid>-<start time>-<seq>, so that the
 // cgroups of an agent that died can be told from a live agent's (see
 // leftovers).
-type Cgroups struct {
+type Manager struct {
 	dir  string
 	log  *slog.Logger
 	self agentID
@@ -30,15 +31,15 @@ type Cgroups struct {
 	foreignProc bool
 	seq         atomic.Uint64
 	mu          sync.Mutex
-	made        map[*Cgroup]bool // not removed yet
+	made        map[*Group]bool // not removed yet
 	closed      bool
-	spare       *Cgroup // made by OpenCgroups, for the first child
-	pidsMax     int     // each child's pids.max, or 0 for none (see pidsBudget)
+	spare       *Group // made by Open, for the first child
+	pidsMax     int    // each child's pids.max, or 0 for none (see pidsBudget)
 }
 
-// Cgroup is one child's cgroup.
-type Cgroup struct {
-	m    *Cgroups
+// Group is one child's cgroup.
+type Group struct {
+	m    *Manager
 	path string
 	// fd is the directory, for clone3's CLONE_INTO_CGROUP, with an
 	// flock(2) held on it until the cgroup is removed, so that any agent
@@ -54,12 +55,12 @@ const removeBusyFor = 2 * time.Second
 // with EBUSY.
 var rmdirCgroup = unix.Rmdir
 
-// OpenCgroups checks that dir is a cgroup v2 directory in which the agent
+// Open checks that dir is a cgroup v2 directory in which the agent
 // can make cgroups that have cgroup.kill (Linux 5.14), by making one. That
 // one is the first child's (or removed by Close): making a cgroup and
 // removing it again would cost every start a mkdir and an rmdir, which
 // take the kernel's cgroup lock.
-func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
+func Open(dir string, log *slog.Logger) (*Manager, error) {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {
 		return nil, fmt.Errorf("cgroup %s: %w", dir, err)
@@ -71,7 +72,7 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Cgroups{dir: dir, log: log, self: self, made: map[*Cgroup]bool{}, foreignProc: procSelfPID() != os.Getpid()}
+	m := &Manager{dir: dir, log: log, self: self, made: map[*Group]bool{}, foreignProc: procfs.SelfPID() != os.Getpid()}
 	m.pidsMax = childPidsMax(dir)
 	probe, err := m.New()
 	if err != nil {
@@ -92,7 +93,7 @@ func OpenCgroups(dir string, log *slog.Logger) (*Cgroups, error) {
 // alone: two children together may still exhaust the limit, and the
 // agent's reserved threads are what then keeps it going.
 func childPidsMax(dir string) int {
-	b, err := readFile(filepath.Join(dir, "cgroup.subtree_control"))
+	b, err := procfs.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	if err != nil || !slices.Contains(strings.Fields(string(b)), "pids") {
 		return 0
 	}
@@ -104,13 +105,13 @@ func childPidsMax(dir string) int {
 }
 
 // PidsMax is each child's pids.max, or 0 when none is set.
-func (m *Cgroups) PidsMax() int { return m.pidsMax }
+func (m *Manager) PidsMax() int { return m.pidsMax }
 
 // Dir is the directory the cgroups are made in.
-func (m *Cgroups) Dir() string { return m.dir }
+func (m *Manager) Dir() string { return m.dir }
 
 // New makes a new cgroup for one child.
-func (m *Cgroups) New() (*Cgroup, error) {
+func (m *Manager) New() (*Group, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -136,31 +137,31 @@ func (m *Cgroups) New() (*Cgroup, error) {
 				return nil, err
 			}
 		}
-		c := &Cgroup{m: m, path: path, fd: fd}
+		c := &Group{m: m, path: path, fd: fd}
 		m.made[c] = true
 		return c, nil
 	}
 }
 
 // Close kills and removes every cgroup still there; no New after it.
-func (m *Cgroups) Close() {
+func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
-	left := make([]*Cgroup, 0, len(m.made))
+	left := make([]*Group, 0, len(m.made))
 	for c := range m.made {
 		left = append(left, c)
 	}
 	m.mu.Unlock()
 	for _, c := range left {
 		c.Kill()
-		c.WaitEmpty(time.Now().Add(killPatience))
+		c.WaitEmpty(time.Now().Add(KillPatience))
 		c.Remove()
 	}
 }
 
 // closeFD closes the descriptor of the cgroup's directory, once, and so
 // releases its lock.
-func (c *Cgroup) closeFD() {
+func (c *Group) closeFD() {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	if c.fd >= 0 {
@@ -170,19 +171,26 @@ func (c *Cgroup) closeFD() {
 }
 
 // Path is the cgroup's directory.
-func (c *Cgroup) Path() string { return c.path }
+func (c *Group) Path() string { return c.path }
+
+// Dirfd is the cgroup directory's descriptor, for clone3's
+// CLONE_INTO_CGROUP; it stays open until Remove.
+func (c *Group) Dirfd() int { return c.fd }
+
+// AllProcs lists the processes in the cgroup and below it.
+func (c *Group) AllProcs() []int { return cgroupProcsDeep(c.path) }
 
 // Kill ends every process of the cgroup and of the cgroups below it at
 // once, forks in flight included (cgroup.kill).
-func (c *Cgroup) Kill() error {
+func (c *Group) Kill() error {
 	return writeCgroupFile(filepath.Join(c.path, "cgroup.kill"), "1")
 }
 
 // Populated reports whether a process runs in the cgroup or below it.
-func (c *Cgroup) Populated() bool { return populated(c.path) }
+func (c *Group) Populated() bool { return populated(c.path) }
 
 func populated(path string) bool {
-	b, err := readFile(filepath.Join(path, "cgroup.events"))
+	b, err := procfs.ReadFile(filepath.Join(path, "cgroup.events"))
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
 		return false // removed
 	}
@@ -198,10 +206,10 @@ func populated(path string) bool {
 }
 
 // Procs lists the pids in the cgroup itself.
-func (c *Cgroup) Procs() []int { return cgroupProcs(c.path) }
+func (c *Group) Procs() []int { return cgroupProcs(c.path) }
 
 func cgroupProcs(path string) []int {
-	b, err := readFile(filepath.Join(path, "cgroup.procs"))
+	b, err := procfs.ReadFile(filepath.Join(path, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}
@@ -215,7 +223,7 @@ func cgroupProcs(path string) []int {
 }
 
 func writeCgroupFile(path, v string) error {
-	fd, err := openReserved(path, unix.O_WRONLY)
+	fd, err := procfs.Open(path, unix.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -231,7 +239,7 @@ func writeCgroupFile(path, v string) error {
 // retries for up to removeBusyFor. It is a no-op after a call that removed
 // it; one that could not leaves it to Close, and after Close to the next
 // agent's leftover sweep. The cgroup's lock is released once it is gone.
-func (c *Cgroup) Remove() {
+func (c *Group) Remove() {
 	c.m.mu.Lock()
 	if !c.m.made[c] {
 		c.m.mu.Unlock()

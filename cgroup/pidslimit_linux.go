@@ -1,9 +1,11 @@
-package child
+package cgroup
 
 import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fifobridge/fifobridge/internal/procfs"
 )
 
 // How many tasks (processes and threads) a pids controller lets the
@@ -46,9 +48,28 @@ func pidsHeadroom(dir string) (headroom int, limited bool) {
 
 func max0(n int) int { return max(n, 0) }
 
+// PidsHeadroom returns how many more tasks the agent's own cgroups may
+// have (its cgroup v2 and its cgroup in the v1 pids hierarchy, and every
+// cgroup above them), and whether a pids controller limits them at all.
+func PidsHeadroom() (headroom int, limited bool) {
+	var dirs []string
+	if dir, err := Own(); err == nil {
+		dirs = append(dirs, dir)
+	}
+	if dir, err := ownCgroupV1("pids"); err == nil {
+		dirs = append(dirs, dir)
+	}
+	for _, dir := range dirs {
+		if h, ok := pidsHeadroom(dir); ok && (!limited || h < headroom) {
+			headroom, limited = h, true
+		}
+	}
+	return headroom, limited
+}
+
 // readPidsValue reads a pids.max or pids.current file: -1 for "max".
 func readPidsValue(path string) (int, bool) {
-	b, err := readFile(path)
+	b, err := procfs.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}

@@ -1,4 +1,15 @@
-package child
+// Package procfs reads the small files of /proc and of cgroupfs that a
+// tree stop needs, with bare system calls, through a reserve of
+// descriptors: an agent whose descriptors ran out (EMFILE) gives one of
+// the reserve back to the kernel and opens again, so it can still stop a
+// child's tree. It is written by hand, not with os.ReadFile and
+// os.ReadDir, for that reason alone (TestStopOutOfDescriptors shows it).
+//
+// Guarantees: every descriptor opened here has O_CLOEXEC and is closed
+// before the call returns, except Open's, which the caller closes; EINTR
+// is retried. Open returns the bare errno, for a caller that scans /proc
+// and must not allocate an error per process gone.
+package procfs
 
 import (
 	"fmt"
@@ -6,12 +17,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readFile reads a small file of /proc or of a cgroup. It is written by
+// ReadFile reads a small file of /proc or of a cgroup. It is written by
 // hand, not os.ReadFile, for one reason a test shows: its open goes
-// through the descriptor reserve (openReserved), so that an agent whose
+// through the descriptor reserve (Open), so that an agent whose
 // descriptors have run out can still read what a tree stop needs
 // (TestStopOutOfDescriptors); os.ReadFile would fail with EMFILE there.
-func readFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) {
 	fd, err := open(path, unix.O_RDONLY)
 	if err != nil {
 		return nil, err
@@ -35,9 +46,9 @@ func readFile(path string) ([]byte, error) {
 	}
 }
 
-// dirNames lists the entries of the directory at path, as readFile does:
+// DirNames lists the entries of the directory at path, as ReadFile does:
 // with bare system calls.
-func dirNames(path string) ([]string, error) {
+func DirNames(path string) ([]string, error) {
 	fd, err := open(path, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
@@ -60,9 +71,9 @@ func dirNames(path string) ([]string, error) {
 }
 
 // open opens path with flag and O_CLOEXEC, retrying on EINTR, and with
-// the descriptor reserve when descriptors have run out (openReserved).
+// the descriptor reserve when descriptors have run out (Open).
 func open(path string, flag int) (int, error) {
-	fd, err := openReserved(path, flag)
+	fd, err := Open(path, flag)
 	if err != nil {
 		return -1, fmt.Errorf("open %s: %w", path, err)
 	}

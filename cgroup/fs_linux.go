@@ -1,4 +1,4 @@
-package child
+package cgroup
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ import (
 // /proc/self/mountinfo says where (and which part of) that hierarchy is
 // mounted. Both are parsed by pure functions.
 
-// ErrNoCgroup2 is returned by OwnCgroup when no cgroup v2 hierarchy is
+// ErrNoV2 is returned by Own when no cgroup v2 hierarchy is
 // mounted or the agent's cgroup in it cannot be told.
-var ErrNoCgroup2 = errors.New("no cgroup v2")
+var ErrNoV2 = errors.New("no cgroup v2")
 
 // parseSelfCgroup returns the cgroup v2 path of a /proc/PID/cgroup file:
 // the path of its "0::" line, without the " (deleted)" the kernel appends
@@ -106,19 +106,19 @@ func under(path, root string) (string, bool) {
 	return "/" + rest, ok
 }
 
-// OwnCgroup returns the directory of the agent's own cgroup v2, from
+// Own returns the directory of the agent's own cgroup v2, from
 // /proc/self/cgroup and /proc/self/mountinfo.
-func OwnCgroup() (string, error) {
+func Own() (string, error) {
 	cg, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("read own cgroup: %w", err)
 	}
 	path, deleted, ok := parseSelfCgroup(string(cg))
 	if !ok {
-		return "", fmt.Errorf("%w: /proc/self/cgroup has no 0:: line", ErrNoCgroup2)
+		return "", fmt.Errorf("%w: /proc/self/cgroup has no 0:: line", ErrNoV2)
 	}
 	if deleted {
-		return "", fmt.Errorf("%w: the agent's cgroup %s was removed", ErrNoCgroup2, path)
+		return "", fmt.Errorf("%w: the agent's cgroup %s was removed", ErrNoV2, path)
 	}
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -126,11 +126,11 @@ func OwnCgroup() (string, error) {
 	}
 	mounts := parseCgroup2Mounts(string(mi))
 	if len(mounts) == 0 {
-		return "", fmt.Errorf("%w: no cgroup2 file system is mounted", ErrNoCgroup2)
+		return "", fmt.Errorf("%w: no cgroup2 file system is mounted", ErrNoV2)
 	}
 	dir, ok := cgroupDir(path, mounts)
 	if !ok {
-		return "", fmt.Errorf("%w: the agent's cgroup %s is outside every cgroup2 mount", ErrNoCgroup2, path)
+		return "", fmt.Errorf("%w: the agent's cgroup %s is outside every cgroup2 mount", ErrNoV2, path)
 	}
 	return dir, nil
 }

@@ -1,4 +1,4 @@
-package child
+package cgroup
 
 import (
 	"path/filepath"
@@ -17,7 +17,7 @@ const (
 
 // WaitEmpty waits until no process runs in the cgroup (cgroup.events says
 // "populated 0") or until deadline, and reports whether it is empty.
-func (c *Cgroup) WaitEmpty(deadline time.Time) bool { return waitEmpty(c.path, deadline) }
+func (c *Group) WaitEmpty(deadline time.Time) bool { return waitEmpty(c.path, deadline) }
 
 // waitEmpty watches cgroup.events (fsnotify), which the kernel notifies
 // (IN_MODIFY) when populated changes; an event only says when to read the
@@ -53,3 +53,8 @@ func waitEmpty(path string, deadline time.Time) bool {
 		}
 	}
 }
+
+// KillPatience is how long a cgroup killed with cgroup.kill is waited for
+// to empty before it is given up on: a process in uninterruptible sleep
+// (D state) dies only when it leaves it, which may be never.
+const KillPatience = 5 * time.Second

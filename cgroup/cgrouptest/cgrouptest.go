@@ -1,0 +1,37 @@
+// Package cgrouptest gives tests a cgroup v2 directory of their own.
+package cgrouptest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dir makes a cgroup of its own for one test below the test process's
+// cgroup (own is cgroup.Own), and removes it afterwards. Without a writable
+// cgroup
+// v2 the test is skipped, or fails with FIFOBRIDGE_REQUIRE_PRIVILEGED=1.
+func Dir(t testing.TB, own func() (string, error)) string {
+	t.Helper()
+	base, err := own()
+	if err == nil {
+		dir := filepath.Join(base, fmt.Sprintf("fbtest-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_")))
+		if err = os.Mkdir(dir, 0o755); err == nil {
+			t.Cleanup(func() {
+				if err := unix.Rmdir(dir); err != nil {
+					t.Errorf("remove test cgroup: %v", err)
+				}
+			})
+			return dir
+		}
+	}
+	if os.Getenv("FIFOBRIDGE_REQUIRE_PRIVILEGED") == "1" {
+		t.Fatalf("needs a writable cgroup v2: %v", err)
+	}
+	t.Skipf("needs a writable cgroup v2: %v", err)
+	return ""
+}
