@@ -29,7 +29,7 @@ type Reaper struct {
 	held    bool              // reap left an unknown pid for a fork under way
 
 	sigs  chan os.Signal
-	spawn chan spawnRequest
+	spawn *spawnThread // forks every child
 	quit  chan struct{}
 	wg    sync.WaitGroup
 
@@ -48,7 +48,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 		running: make(map[int]*Process),
 		live:    make(map[*Process]bool),
 		sigs:    make(chan os.Signal, 64),
-		spawn:   make(chan spawnRequest),
+		spawn:   newSpawnThread(),
 		quit:    make(chan struct{}),
 		procPID: procfs.SelfPID(),
 	}
@@ -83,9 +83,8 @@ func NewReaper(log *slog.Logger) *Reaper {
 			"pid", os.Getpid(), "proc_pid", r.procPID)
 	}
 	signal.Notify(r.sigs, syscall.SIGCHLD)
-	r.wg.Add(2)
+	r.wg.Add(1)
 	go r.reapLoop()
-	go r.spawnLoop()
 	return r
 }
 
@@ -98,6 +97,7 @@ func NewReaper(log *slog.Logger) *Reaper {
 // trip to the runtime's signal thread, on the way out of every agent, to
 // undo what the process's exit undoes anyway.
 func (r *Reaper) Close() {
+	r.spawn.close()
 	close(r.quit)
 	r.wg.Wait()
 	r.reap()

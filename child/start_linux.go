@@ -2,7 +2,6 @@ package child
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -93,14 +92,12 @@ func (p *Process) exit(s ExitStatus) {
 var forkExec = syscall.ForkExec
 
 type spawnRequest struct {
-	do      func() error // if set, all there is to do on the spawn thread
 	path    string
 	argv    []string
 	attr    *syscall.ProcAttr
 	signals *SignalState
 	term    *Terminal
 	cg      *cgroup.Group
-	reply   chan spawnResult
 }
 
 type spawnResult struct {
@@ -175,16 +172,13 @@ func (r *Reaper) submit(req spawnRequest, cgroups *cgroup.Manager) spawnResult {
 		req.cg = cg
 		req.attr.Sys.UseCgroupFD, req.attr.Sys.CgroupFD = true, cg.Dirfd()
 	}
-	req.reply = make(chan spawnResult, 1)
-	select {
-	case r.spawn <- req:
-	case <-r.quit:
+	var res spawnResult
+	if err := r.spawn.run(func() { res = r.fork(req) }); err != nil {
 		if req.cg != nil {
 			req.cg.Remove()
 		}
-		return spawnResult{err: fmt.Errorf("reaper closed")}
+		return spawnResult{err: err}
 	}
-	res := <-req.reply
 	if res.err == nil || req.cg == nil {
 		return res
 	}
@@ -201,34 +195,11 @@ func (r *Reaper) submit(req spawnRequest, cgroups *cgroup.Manager) spawnResult {
 
 // onSpawnThread runs f on the thread that forks every child.
 func (r *Reaper) onSpawnThread(f func() error) error {
-	req := spawnRequest{do: f, reply: make(chan spawnResult, 1)}
-	select {
-	case r.spawn <- req:
-	case <-r.quit:
-		return errors.New("reaper closed")
+	var err error
+	if rerr := r.spawn.run(func() { err = f() }); rerr != nil {
+		return rerr
 	}
-	return (<-req.reply).err
-}
-
-// spawnLoop forks every child from one locked OS thread, which lives until
-// Close, so that the children's parent-death signal fires only when the
-// agent itself dies.
-func (r *Reaper) spawnLoop() {
-	defer r.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for {
-		select {
-		case <-r.quit:
-			return
-		case req := <-r.spawn:
-			if req.do != nil {
-				req.reply <- spawnResult{err: req.do()}
-				continue
-			}
-			req.reply <- r.fork(req)
-		}
-	}
+	return err
 }
 
 func (r *Reaper) fork(req spawnRequest) spawnResult {
