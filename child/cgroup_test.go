@@ -1,42 +1,23 @@
 package child
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/cgroup/cgrouptest"
+	"github.com/fifobridge/fifobridge/internal/testlog"
 )
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func openTestCgroups(t *testing.T) (*cgroup.Manager, *syncBuffer) {
+func openTestCgroups(t *testing.T) (*cgroup.Manager, *testlog.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	m, err := cgroup.Open(cgrouptest.Dir(t, cgroup.Own), slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
@@ -117,25 +118,17 @@ func writeStatus(t *testing.T, dir string, pid int, state string) {
 // and goroutines it had at the start.
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	fds, goroutines := countFDs(t), runtime.NumGoroutine()
+	fds, goroutines := leakcheck.FDs(t), runtime.NumGoroutine()
 	t.Cleanup(func() {
 		deadline := time.Now().Add(5 * time.Second)
-		for countFDs(t) != fds || runtime.NumGoroutine() > goroutines {
+		for leakcheck.FDs(t) != fds || runtime.NumGoroutine() > goroutines {
 			if time.Now().After(deadline) {
-				t.Errorf("%d descriptors and %d goroutines after the test, %d and %d before", countFDs(t), runtime.NumGoroutine(), fds, goroutines)
+				t.Errorf("%d descriptors and %d goroutines after the test, %d and %d before", leakcheck.FDs(t), runtime.NumGoroutine(), fds, goroutines)
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-}
-
-func countFDs(t *testing.T) int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 // requireNoReplies fails t unless DIR/replies is empty.

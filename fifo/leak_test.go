@@ -1,19 +1,20 @@
 package fifo
 
 import (
-	"os"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 )
 
 // checkLeaks records the open descriptors and goroutines now and fails the
 // test if, when it ends, more are left (goroutines get a moment to exit).
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	fds, gs := countFDs(t), runtime.NumGoroutine()
+	fds, gs := leakcheck.FDs(t), runtime.NumGoroutine()
 	t.Cleanup(func() {
-		if n := countFDs(t); n != fds {
+		if n := leakcheck.FDs(t); n != fds {
 			t.Errorf("descriptors: %d before, %d after", fds, n)
 		}
 		deadline := time.Now().Add(2 * time.Second)
@@ -25,13 +26,4 @@ func checkLeaks(t *testing.T) {
 			t.Errorf("goroutines: %d before, %d after\n%s", gs, n, buf[:runtime.Stack(buf, true)])
 		}
 	})
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatalf("list fds: %v", err)
-	}
-	return len(ents) - 1
 }

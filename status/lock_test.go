@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -35,16 +36,9 @@ func requireUntouched(t *testing.T, secret string) {
 	require.Equal(t, "secret", string(b))
 }
 
-func fdCount(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents)
-}
-
 func TestWriteRefusesLinks(t *testing.T) {
-	fds := fdCount(t)
-	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
+	fds := leakcheck.FDs(t)
+	defer func() { require.Equal(t, fds, leakcheck.FDs(t), "descriptors left open") }()
 	dir, secret := shared(t)
 	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
@@ -78,8 +72,8 @@ func TestWriteRefusesLinks(t *testing.T) {
 }
 
 func TestLock(t *testing.T) {
-	fds := fdCount(t)
-	defer func() { require.Equal(t, fds, fdCount(t), "descriptors left open") }()
+	fds := leakcheck.FDs(t)
+	defer func() { require.Equal(t, fds, leakcheck.FDs(t), "descriptors left open") }()
 	dir, secret := shared(t)
 	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)

@@ -45,8 +45,8 @@ func (e *Engine) cancelQuietly(id string) bool {
 	return len(queued) > 0 || len(running) > 0
 }
 
-// answer writes one error frame for id that is not a rejected request's:
-// on reply, which it closes, when given, else on the output FIFO.
+// answer writes one error frame for id: on reply, which it closes, when
+// given, else on the output FIFO (through the rejection queue).
 func (e *Engine) answer(id string, reply *fifo.Reply, err error) {
 	frame := answer.ErrorFrame(id, err)
 	if reply == nil {

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
@@ -21,16 +20,8 @@ const rejectionQueueBytes = 256 << 10
 func (e *Engine) reject(id string, reply *fifo.Reply, err error) {
 	e.rejected.Add(1)
 	e.cfg.Log.Warn("request rejected", "id", id, "err", err)
-	frame := answer.ErrorFrame(id, err)
 	defer e.poke()
-	if reply == nil {
-		e.rejections.put(frame)
-		return
-	}
-	defer e.closeReply(reply)
-	if werr := answer.WriteNow(reply, frame); werr != nil {
-		e.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", id, "err", werr)
-	}
+	e.answer(id, reply, err)
 }
 
 // rejectionQueue holds error frames for the output FIFO, at most limit

@@ -2,8 +2,6 @@ package stream
 
 import (
 	"context"
-	"errors"
-	"io"
 	"sync"
 	"syscall"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // This file wires a conversation (-prompt) into stream mode: the child's
@@ -107,30 +104,7 @@ func (s *Engine) closeConversation() {
 // conversation. Until EOF, or until unwire asks it to finish; then it
 // takes what is still in the pipe.
 func (s *Engine) copyConverse(w *wiring) {
-	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
-	defer retry.end()
-	buf := make([]byte, pipeio.PipeSize/4)
-	for {
-		n, err := pipeio.Read(w.stdout, buf)
-		if n > 0 {
-			s.offer(buf[:n])
-		}
-		switch {
-		case err == nil:
-			retry.ok()
-			continue
-		case errors.Is(err, io.EOF), w.unwiring.Load():
-		case retry.again(err):
-			continue
-		default:
-			w.stdout.Close() // the child gets EPIPE rather than a full pipe
-			return
-		}
-		break
-	}
-	if left := fifo.Drain(w.stdout); len(left) > 0 {
-		s.offer(left)
-	}
+	s.readOut(w, func(p []byte) bool { s.offer(p); return true })
 }
 
 // offer gives p, the child's output, to the transcript, the -tee copy

@@ -1,37 +1,18 @@
 package stream
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/testlog"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
-
-// syncBuffer is a log destination several goroutines may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestReadRetryBounded: a copy loop whose reads fail every time (its
 // source is a directory: EISDIR, or EINVAL for splice) logs the first
@@ -76,7 +57,7 @@ func TestReadRetryBounded(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			cfg := &Config{Log: slog.New(slog.NewTextHandler(logs, nil))}
 			src, err := os.Open(t.TempDir())
 			require.NoError(t, err)

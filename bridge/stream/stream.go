@@ -236,6 +236,39 @@ func (s *Engine) copyOut(w *wiring) {
 	}
 }
 
+// readOut reads the child's stdout into the agent and gives every chunk
+// to take, which reports false to stop at once (the output FIFO was given
+// up). It reads until EOF, or until unwire asks it to finish, and then
+// gives what is still in the pipe; a read that keeps failing (readRetry)
+// ends it with the pipe closed, so that the child gets EPIPE rather than
+// a full pipe.
+func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
+	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
+	defer retry.end()
+	buf := make([]byte, pipeio.PipeSize/4)
+	for {
+		n, err := pipeio.Read(w.stdout, buf)
+		if n > 0 && !take(buf[:n]) {
+			return
+		}
+		switch {
+		case err == nil:
+			retry.ok()
+			continue
+		case errors.Is(err, io.EOF), w.unwiring.Load():
+		case retry.again(err):
+			continue
+		default:
+			w.stdout.Close()
+			return
+		}
+		break
+	}
+	if left := fifo.Drain(w.stdout); len(left) > 0 {
+		take(left)
+	}
+}
+
 // exited cleans up after a child whose tree is gone: the terminal comes
 // back to the agent, and the child is unwired. A last child that ended by
 // itself keeps its last words: its output waits for a reader for up to

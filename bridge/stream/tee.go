@@ -13,8 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/internal/pipeio"
 )
 
 // teeBuffer is the most of the child's output that waits for the agent's
@@ -181,35 +179,12 @@ func (t *teeOut) write(p []byte) (int, error) {
 // and written to the output FIFO (with its backpressure, as copyOut) and
 // offered to the tee, which never waits.
 func (s *Engine) copyTee(w *wiring) {
-	buf := make([]byte, pipeio.PipeSize/4)
-	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
-	defer retry.end()
-	for {
-		n, err := pipeio.Read(w.stdout, buf)
-		if n > 0 {
-			s.tee.offer(buf[:n])
-			if _, werr := s.sink.Write(buf[:n]); werr != nil {
-				s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
-				return
-			}
-		}
-		switch {
-		case err == nil:
-			retry.ok()
-			continue
-		case errors.Is(err, io.EOF), w.unwiring.Load():
-		case retry.again(err):
-			continue
-		default:
-			w.stdout.Close() // as copyOut
-			return
-		}
-		break
-	}
-	if left := fifo.Drain(w.stdout); len(left) > 0 {
-		s.tee.offer(left)
-		if _, err := s.sink.Write(left); err != nil {
+	s.readOut(w, func(p []byte) bool {
+		s.tee.offer(p)
+		if _, err := s.sink.Write(p); err != nil {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
+			return false
 		}
-	}
+		return true
+	})
 }

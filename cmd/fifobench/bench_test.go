@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ func clientKinds() []string {
 func requireClean(t *testing.T, fds int) {
 	t.Helper()
 	require.Empty(t, children(os.Getpid()), "processes left behind")
-	require.Equal(t, fds, countFDs(t), "descriptors left open")
+	require.Equal(t, fds, leakcheck.FDs(t), "descriptors left open")
 }
 
 // TestBridges pushes lines, a stream and exec requests through every
@@ -53,7 +54,7 @@ func TestBridges(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			b, err := setup(tiny(kind), t.TempDir())
 			require.NoError(t, err)
-			fds := countFDs(t)
+			fds := leakcheck.FDs(t)
 			for _, name := range []string{direct, floor, bridge, floorTTY, bridgeTTY} {
 				if !b.available(name) {
 					continue
@@ -95,7 +96,7 @@ func TestRun(t *testing.T) {
 	b, err := setup(tiny("auto"), t.TempDir())
 	require.NoError(t, err)
 	b.before = b.bin
-	fds := countFDs(t)
+	fds := leakcheck.FDs(t)
 	r := newResults()
 	require.NoError(t, b.measure(r))
 	requireClean(t, fds)
@@ -155,7 +156,7 @@ func TestAsk(t *testing.T) {
 	b, err := setup(tiny("go"), t.TempDir())
 	require.NoError(t, err)
 	require.NotEmpty(t, b.tools["python3"], "python3 is needed (CI installs it)")
-	fds := countFDs(t)
+	fds := leakcheck.FDs(t)
 	for _, name := range askContenders {
 		t.Run(name, func(t *testing.T) {
 			a, err := b.newAsker(name)

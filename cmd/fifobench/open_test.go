@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -19,32 +20,19 @@ func newFIFO(t *testing.T) string {
 	return p
 }
 
-// countFDs counts this process's descriptors, after making sure the
-// runtime's poller (epoll and eventfd) exists, so that counts compare.
-func countFDs(t *testing.T) int {
-	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	r.Close()
-	w.Close()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents) - 1
-}
-
 func TestOpenCancel(t *testing.T) {
 	for name, open := range map[string]func(context.Context, string) (*os.File, error){
 		"reader": openReader, "writer": openWriter,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := newFIFO(t)
-			before := countFDs(t)
+			before := leakcheck.FDs(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			f, err := open(ctx, p)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			require.Nil(t, f)
-			require.Equal(t, before, countFDs(t), "descriptors left open")
+			require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 		})
 	}
 	t.Run("already cancelled", func(t *testing.T) {
@@ -58,7 +46,7 @@ func TestOpenCancel(t *testing.T) {
 
 func TestOpenPair(t *testing.T) {
 	p := newFIFO(t)
-	before := countFDs(t)
+	before := leakcheck.FDs(t)
 	got := make(chan []byte)
 	go func() {
 		r, err := openReader(context.Background(), p)
@@ -76,5 +64,5 @@ func TestOpenPair(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	require.Equal(t, "hello", string(<-got))
-	require.Equal(t, before, countFDs(t), "descriptors left open")
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 }

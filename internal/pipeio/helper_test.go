@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -43,9 +44,9 @@ func setProcs(t *testing.T, n int) {
 // get a moment to end).
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	fds, gs := countFDs(t), runtime.NumGoroutine()
+	fds, gs := leakcheck.FDs(t), runtime.NumGoroutine()
 	t.Cleanup(func() {
-		if n := countFDs(t); n != fds {
+		if n := leakcheck.FDs(t); n != fds {
 			t.Errorf("descriptors: %d before, %d after", fds, n)
 		}
 		deadline := time.Now().Add(2 * time.Second)
@@ -57,11 +58,4 @@ func checkLeaks(t *testing.T) {
 			t.Errorf("goroutines: %d before, %d after\n%s", gs, n, buf[:runtime.Stack(buf, true)])
 		}
 	})
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents) - 1 // the listing's own
 }
