@@ -32,7 +32,7 @@ func TestCgroupExecRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLeaks(t, true)
-	const n = 1000
+	n := soak("", 300, 1000)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`read x; cat /proc/self/cgroup | grep '^0::'`),
 		flags:   []string{"-cgroup", "auto", "-max-concurrent", "4"},

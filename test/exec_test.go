@@ -742,7 +742,7 @@ func TestExecStop(t *testing.T) {
 func TestExecDescriptorStability(t *testing.T) {
 	requireBusybox(t)
 	checkLeaks(t, true)
-	n := soak("", 1000, 10000)
+	n := soak("", 300, 10000)
 	const warm = 20
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "true"}, flags: []string{"-max-concurrent", "4"}})
 	pid := fmt.Sprint(a.pid)
