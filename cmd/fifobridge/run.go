@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,42 +95,7 @@ func run(args []string) int {
 func runConfig(args []string) (*bridge.Config, exitMap, error) {
 	fs := flag.NewFlagSet("fifobridge run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var (
-		dir         = fs.String("dir", "/run/fifobridge", "directory of the FIFOs, the status file and replies/")
-		in          = fs.String("in", "", "input FIFO path (default DIR/in)")
-		out         = fs.String("out", "", "output FIFO path (default DIR/out)")
-		create      = fs.Bool("create", true, "create the directory and missing FIFOs, remove on exit those created; false: wait until both exist")
-		perm        = modeFlag(0o660)
-		mode        = fs.String("mode", "stream", "stream: one long-lived child; exec: one child per request")
-		restart     = fs.String("restart", "on-failure", "stream mode: never, on-failure or always")
-		maxRestarts = fs.Int("max-restarts", 5, "give up after this many restarts inside -restart-window (negative: never give up)")
-		window      = fs.Duration("restart-window", 60*time.Second, "window for -max-restarts; a child that ran longer resets the backoff")
-		backoffMin  = fs.Duration("backoff-min", 100*time.Millisecond, "first restart delay")
-		backoffMax  = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
-		stopSignal  = fs.String("stop-signal", "", "signal that asks a child to stop (default TERM; HUP with -tty)")
-		stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
-		cgroup      = fs.String("cgroup", "auto", "auto, off, or a cgroup v2 directory: each child gets its own cgroup there")
-		timeout     = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
-		concurrent  = fs.Int("max-concurrent", 4, "exec mode: children running at once")
-		maxRequest  = sizeFlag(1 << 20)
-		allowArgs   = fs.Bool("allow-args", false, "exec mode: let requests append args to PROGRAM's argv")
-		statusPath  = fs.String("status", "", "status file (default DIR/status.json)")
-		logFormat   = fs.String("log-format", "text", "text or json")
-		logLevel    = fs.String("log-level", "info", "debug, info, warn or error")
-		runAs       = fs.String("user", "", "run children as UID[:GID] (numbers or names), no supplementary groups; the agent stays root")
-	)
-	// Terminal mode.
-	tty := fs.Bool("tty", false, "stream mode: run the child on a new pseudo-terminal")
-	ttySize := fs.String("tty-size", "80x24", "window size COLSxROWS of -tty's terminal at start (DIR/winsize changes it)")
-	fs.Var(&perm, "perm", "mode of FIFOs it creates")
-	fs.Var(&maxRequest, "max-request", "largest request line accepted")
-	// The host side: idle exit, exit code mapping, the container log.
-	var codes exitMap
-	idleTimeout := fs.Duration("idle-timeout", 0, "stop as on TERM after this long with no input byte (stream) or no request queued or running (exec); 0: never")
-	fs.Var(&codes, "exit-map", "FROM=TO[,FROM=TO...]: exit with TO where the code would be FROM (e.g. 143=0)")
-	tee := fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
-	prompt := fs.String("prompt", "", "stream mode: the child's prompt, a regular expression; serves DIR/ask, one turn at a time")
-	stderr := fs.String("stderr", "log", "plain stream mode: log (the child's stderr is the agent's) or out (the same pipe as its stdout)")
+	f := defineRunFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
@@ -138,76 +104,17 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		}
 		return nil, nil, err
 	}
+	if err := f.check(fs.NArg()); err != nil {
+		return nil, nil, err
+	}
 	// The log may go to the terminal a child has the foreground of.
-	log, err := newLogger(child.TerminalOutput(os.Stderr), *logFormat, *logLevel)
+	log, err := newLogger(child.TerminalOutput(os.Stderr), *f.logFormat, *f.logLevel)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := &bridge.Config{
-		Dir:           *dir,
-		In:            orDefault(*in, filepath.Join(*dir, "in")),
-		Out:           orDefault(*out, filepath.Join(*dir, "out")),
-		StatusPath:    orDefault(*statusPath, filepath.Join(*dir, "status.json")),
-		Create:        *create,
-		Perm:          os.FileMode(perm),
-		Mode:          *mode,
-		MaxRestarts:   *maxRestarts,
-		RestartWindow: *window,
-		BackoffMin:    *backoffMin,
-		BackoffMax:    *backoffMax,
-		StopTimeout:   *stopTimeout,
-		Cgroup:        *cgroup,
-		Timeout:       *timeout,
-		MaxConcurrent: *concurrent,
-		MaxRequest:    int(maxRequest),
-		AllowArgs:     *allowArgs,
-		IdleTimeout:   *idleTimeout,
-		Tee:           *tee,
-		Log:           log,
-	}
-	if cfg.Restart, err = child.ParsePolicy(*restart); err != nil {
-		return nil, nil, fmt.Errorf("invalid -restart: %w", err)
-	}
-	if *runAs != "" {
-		if cfg.Credential, err = child.ParseUser(*runAs); err != nil {
-			return nil, nil, fmt.Errorf("invalid -user: %w", err)
-		}
-	}
-	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*stopSignal, *tty)); err != nil {
-		return nil, nil, fmt.Errorf("invalid -stop-signal: %w", err)
-	}
-	if cfg.TtySize, err = child.ParseWinsize(*ttySize); err != nil {
-		return nil, nil, fmt.Errorf("invalid -tty-size: %w", err)
-	}
-	if cfg.Tty = *tty; cfg.Tty && *mode == "exec" {
-		return nil, nil, fmt.Errorf("invalid -tty: a terminal is for stream mode, not -mode exec")
-	}
-	switch {
-	case *mode != "stream" && *mode != "exec":
-		return nil, nil, fmt.Errorf("invalid -mode %q: want stream or exec", *mode)
-	case *window <= 0, *backoffMin <= 0, *backoffMax < *backoffMin:
-		return nil, nil, fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
-	case *stopTimeout < 0, *timeout < 0, *idleTimeout < 0:
-		return nil, nil, fmt.Errorf("invalid duration: -stop-timeout, -timeout and -idle-timeout must not be negative")
-	case *tee && *mode != "stream":
-		return nil, nil, fmt.Errorf("invalid -tee: it copies a stream child's output, and -mode is %s", *mode)
-	case *stderr != "log" && *stderr != "out":
-		return nil, nil, fmt.Errorf("invalid -stderr %q: want log or out", *stderr)
-	case *stderr == "out" && *mode != "stream":
-		return nil, nil, fmt.Errorf("invalid -stderr out: it joins a stream child's stderr to its stdout, and -mode is %s (exec frames carry stderr apart)", *mode)
-	case *concurrent < 1:
-		return nil, nil, fmt.Errorf("invalid -max-concurrent %d: want at least 1", *concurrent)
-	case fs.NArg() == 0:
-		return nil, nil, fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
-	}
-	cfg.StderrOut = *stderr == "out"
-	if *prompt != "" {
-		if *mode != "stream" {
-			return nil, nil, fmt.Errorf("invalid -prompt: conversations are for stream mode, and -mode is %s", *mode)
-		}
-		if cfg.Prompt, err = regexp.Compile(*prompt); err != nil {
-			return nil, nil, fmt.Errorf("invalid -prompt: %w", err)
-		}
+	cfg, err := f.config(log)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg.Program, cfg.Args = fs.Arg(0), fs.Args()[1:]
 	if cfg.ReplySweep, err = testReplySweep(); err != nil {
@@ -216,7 +123,140 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 	if err := absolutePaths(cfg); err != nil {
 		return nil, nil, err
 	}
-	return cfg, codes, nil
+	return cfg, f.codes, nil
+}
+
+// runFlags are the flags of `run`, as defineRunFlags defined them.
+type runFlags struct {
+	dir, in, out, statusPath          *string
+	create                            *bool
+	perm                              modeFlag
+	mode, restart, stopSignal, cgroup *string
+	maxRestarts, concurrent           *int
+	window, backoffMin, backoffMax    *time.Duration
+	stopTimeout, timeout, idleTimeout *time.Duration
+	maxRequest                        sizeFlag
+	allowArgs, tty, tee               *bool
+	logFormat, logLevel, runAs        *string
+	ttySize, prompt, stderr           *string
+	codes                             exitMap
+}
+
+// defineRunFlags defines the flags of `run` on fs.
+func defineRunFlags(fs *flag.FlagSet) *runFlags {
+	f := &runFlags{perm: modeFlag(0o660), maxRequest: sizeFlag(1 << 20)}
+	f.dir = fs.String("dir", "/run/fifobridge", "directory of the FIFOs, the status file and replies/")
+	f.in = fs.String("in", "", "input FIFO path (default DIR/in)")
+	f.out = fs.String("out", "", "output FIFO path (default DIR/out)")
+	f.create = fs.Bool("create", true, "create the directory and missing FIFOs, remove on exit those created; false: wait until both exist")
+	fs.Var(&f.perm, "perm", "mode of FIFOs it creates")
+	f.mode = fs.String("mode", "stream", "stream: one long-lived child; exec: one child per request")
+	f.restart = fs.String("restart", "on-failure", "stream mode: never, on-failure or always")
+	f.maxRestarts = fs.Int("max-restarts", 5, "give up after this many restarts inside -restart-window (negative: never give up)")
+	f.window = fs.Duration("restart-window", 60*time.Second, "window for -max-restarts; a child that ran longer resets the backoff")
+	f.backoffMin = fs.Duration("backoff-min", 100*time.Millisecond, "first restart delay")
+	f.backoffMax = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
+	f.stopSignal = fs.String("stop-signal", "", "signal that asks a child to stop (default TERM; HUP with -tty)")
+	f.stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
+	f.cgroup = fs.String("cgroup", "auto", "auto, off, or a cgroup v2 directory: each child gets its own cgroup there")
+	f.timeout = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
+	f.concurrent = fs.Int("max-concurrent", 4, "exec mode: children running at once")
+	fs.Var(&f.maxRequest, "max-request", "largest request line accepted")
+	f.allowArgs = fs.Bool("allow-args", false, "exec mode: let requests append args to PROGRAM's argv")
+	f.statusPath = fs.String("status", "", "status file (default DIR/status.json)")
+	f.logFormat = fs.String("log-format", "text", "text or json")
+	f.logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+	f.runAs = fs.String("user", "", "run children as UID[:GID] (numbers or names), no supplementary groups; the agent stays root")
+	// Terminal mode.
+	f.tty = fs.Bool("tty", false, "stream mode: run the child on a new pseudo-terminal")
+	f.ttySize = fs.String("tty-size", "80x24", "window size COLSxROWS of -tty's terminal at start (DIR/winsize changes it)")
+	// The host side: idle exit, exit code mapping, the container log.
+	f.idleTimeout = fs.Duration("idle-timeout", 0, "stop as on TERM after this long with no input byte (stream) or no request queued or running (exec); 0: never")
+	fs.Var(&f.codes, "exit-map", "FROM=TO[,FROM=TO...]: exit with TO where the code would be FROM (e.g. 143=0)")
+	f.tee = fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
+	f.prompt = fs.String("prompt", "", "stream mode: the child's prompt, a regular expression; serves DIR/ask, one turn at a time")
+	f.stderr = fs.String("stderr", "log", "plain stream mode: log (the child's stderr is the agent's) or out (the same pipe as its stdout)")
+	return f
+}
+
+// check refuses flags that contradict each other or are out of range;
+// args is how many arguments followed the flags.
+func (f *runFlags) check(args int) error {
+	mode := *f.mode
+	switch {
+	case mode != "stream" && mode != "exec":
+		return fmt.Errorf("invalid -mode %q: want stream or exec", mode)
+	case *f.tty && mode == "exec":
+		return fmt.Errorf("invalid -tty: a terminal is for stream mode, not -mode exec")
+	case *f.window <= 0, *f.backoffMin <= 0, *f.backoffMax < *f.backoffMin:
+		return fmt.Errorf("invalid restart timing: want -restart-window > 0 and 0 < -backoff-min <= -backoff-max")
+	case *f.stopTimeout < 0, *f.timeout < 0, *f.idleTimeout < 0:
+		return fmt.Errorf("invalid duration: -stop-timeout, -timeout and -idle-timeout must not be negative")
+	case *f.tee && mode != "stream":
+		return fmt.Errorf("invalid -tee: it copies a stream child's output, and -mode is %s", mode)
+	case *f.stderr != "log" && *f.stderr != "out":
+		return fmt.Errorf("invalid -stderr %q: want log or out", *f.stderr)
+	case *f.stderr == "out" && mode != "stream":
+		return fmt.Errorf("invalid -stderr out: it joins a stream child's stderr to its stdout, and -mode is %s (exec frames carry stderr apart)", mode)
+	case *f.concurrent < 1:
+		return fmt.Errorf("invalid -max-concurrent %d: want at least 1", *f.concurrent)
+	case *f.prompt != "" && mode != "stream":
+		return fmt.Errorf("invalid -prompt: conversations are for stream mode, and -mode is %s", mode)
+	case args == 0:
+		return fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
+	}
+	return nil
+}
+
+// config is the agent's configuration as the checked flags say, less
+// PROGRAM and its arguments.
+func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
+	dir := *f.dir
+	cfg := &bridge.Config{
+		Dir:           dir,
+		In:            orDefault(*f.in, filepath.Join(dir, "in")),
+		Out:           orDefault(*f.out, filepath.Join(dir, "out")),
+		StatusPath:    orDefault(*f.statusPath, filepath.Join(dir, "status.json")),
+		Create:        *f.create,
+		Perm:          os.FileMode(f.perm),
+		Mode:          *f.mode,
+		MaxRestarts:   *f.maxRestarts,
+		RestartWindow: *f.window,
+		BackoffMin:    *f.backoffMin,
+		BackoffMax:    *f.backoffMax,
+		StopTimeout:   *f.stopTimeout,
+		Cgroup:        *f.cgroup,
+		Timeout:       *f.timeout,
+		MaxConcurrent: *f.concurrent,
+		MaxRequest:    int(f.maxRequest),
+		AllowArgs:     *f.allowArgs,
+		IdleTimeout:   *f.idleTimeout,
+		Tee:           *f.tee,
+		Tty:           *f.tty,
+		StderrOut:     *f.stderr == "out",
+		Log:           log,
+	}
+	var err error
+	if cfg.Restart, err = child.ParsePolicy(*f.restart); err != nil {
+		return nil, fmt.Errorf("invalid -restart: %w", err)
+	}
+	if *f.runAs != "" {
+		if cfg.Credential, err = child.ParseUser(*f.runAs); err != nil {
+			return nil, fmt.Errorf("invalid -user: %w", err)
+		}
+	}
+	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*f.stopSignal, *f.tty)); err != nil {
+		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
+	}
+	if cfg.TtySize, err = child.ParseWinsize(*f.ttySize); err != nil {
+		return nil, fmt.Errorf("invalid -tty-size: %w", err)
+	}
+	if *f.prompt != "" {
+		if cfg.Prompt, err = regexp.Compile(*f.prompt); err != nil {
+			return nil, fmt.Errorf("invalid -prompt: %w", err)
+		}
+	}
+	return cfg, nil
 }
 
 // stopSignalOr is -stop-signal's value, or its default: HUP for a terminal
