@@ -74,15 +74,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	if err != nil {
 		return child.ExitStatus{}, err
 	}
-	// The status file says which containment is in force once it is
-	// known, never a guess before.
-	a.mu.Lock()
-	a.containment = containTree
-	if cgroups != nil {
-		a.containment = containCgroup
-	}
-	a.mu.Unlock()
-	statusFile.Poke()
+	a.setContainment(cgroups != nil)
 	if cgroups != nil {
 		defer cgroups.Close() // after every child was stopped: removes what is left
 	}
@@ -154,6 +146,19 @@ type agent struct {
 type entry struct {
 	dir  *sharedir.Dir
 	name string
+}
+
+// setContainment records which containment is in force, cgroups or the
+// tree stop alone, and has the status file say so: once it is known,
+// never a guess before.
+func (a *agent) setContainment(cgroups bool) {
+	a.mu.Lock()
+	a.containment = containTree
+	if cgroups {
+		a.containment = containCgroup
+	}
+	a.mu.Unlock()
+	a.statusFile.Poke()
 }
 
 func (a *agent) snapshotContainment() string {
