@@ -59,7 +59,7 @@ func cgroupDir(m *cgroup.Manager) string {
 }
 
 // limitPids gives the children a pids budget in the cgroup v1 pids
-// hierarchy where that limits the agent (see child.LimitPids); nil when
+// hierarchy where that limits the agent (see child.Reaper.LimitPids); nil when
 // there is none to give, or with -cgroup off. (On cgroup v2 the budget is
 // each child cgroup's, see cgroup.Manager.)
 func limitPids(cfg *Config, r *child.Reaper) *cgroup.PidsLimit {

@@ -13,9 +13,10 @@ import (
 // /proc/self/mountinfo says where (and which part of) that hierarchy is
 // mounted. Both are parsed by pure functions.
 
-// ErrNoV2 is returned by Own when no cgroup v2 hierarchy is
-// mounted or the agent's cgroup in it cannot be told.
-var ErrNoV2 = errors.New("no cgroup v2")
+// errNoV2 is what Own's error wraps when no cgroup v2 hierarchy is
+// mounted or the agent's cgroup in it cannot be told. It is unexported:
+// callers only log it (-cgroup auto then falls back to the tree stop).
+var errNoV2 = errors.New("no cgroup v2")
 
 // parseSelfCgroup returns the cgroup v2 path of a /proc/PID/cgroup file:
 // the path of its "0::" line, without the " (deleted)" the kernel appends
@@ -115,10 +116,10 @@ func Own() (string, error) {
 	}
 	path, deleted, ok := parseSelfCgroup(string(cg))
 	if !ok {
-		return "", fmt.Errorf("%w: /proc/self/cgroup has no 0:: line", ErrNoV2)
+		return "", fmt.Errorf("%w: /proc/self/cgroup has no 0:: line", errNoV2)
 	}
 	if deleted {
-		return "", fmt.Errorf("%w: the agent's cgroup %s was removed", ErrNoV2, path)
+		return "", fmt.Errorf("%w: the agent's cgroup %s was removed", errNoV2, path)
 	}
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -126,11 +127,11 @@ func Own() (string, error) {
 	}
 	mounts := parseCgroup2Mounts(string(mi))
 	if len(mounts) == 0 {
-		return "", fmt.Errorf("%w: no cgroup2 file system is mounted", ErrNoV2)
+		return "", fmt.Errorf("%w: no cgroup2 file system is mounted", errNoV2)
 	}
 	dir, ok := cgroupDir(path, mounts)
 	if !ok {
-		return "", fmt.Errorf("%w: the agent's cgroup %s is outside every cgroup2 mount", ErrNoV2, path)
+		return "", fmt.Errorf("%w: the agent's cgroup %s is outside every cgroup2 mount", errNoV2, path)
 	}
 	return dir, nil
 }

@@ -12,9 +12,10 @@ import (
 )
 
 // Dir makes a cgroup of its own for one test below the test process's
-// cgroup (own is cgroup.Own), and removes it afterwards. Without a writable
-// cgroup
-// v2 the test is skipped, or fails with FIFOBRIDGE_REQUIRE_PRIVILEGED=1.
+// cgroup, and removes it afterwards. own is cgroup.Own, passed in so that
+// package cgroup's own tests can use Dir without an import cycle. Without
+// a writable cgroup v2 the test is skipped, or fails with
+// FIFOBRIDGE_REQUIRE_PRIVILEGED=1.
 func Dir(t testing.TB, own func() (string, error)) string {
 	t.Helper()
 	base, err := own()

@@ -3,7 +3,8 @@
 // descriptors: an agent whose descriptors ran out (EMFILE) gives one of
 // the reserve back to the kernel and opens again, so it can still stop a
 // child's tree. It is written by hand, not with os.ReadFile and
-// os.ReadDir, for that reason alone (TestStopOutOfDescriptors shows it).
+// os.ReadDir, for that reason alone (TestReadOutOfDescriptors shows it,
+// and test's TestStopOutOfDescriptors for a whole stop).
 //
 // Guarantees: every descriptor opened here has O_CLOEXEC and is closed
 // before the call returns, except Open's, which the caller closes; EINTR
