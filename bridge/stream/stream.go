@@ -213,21 +213,15 @@ func (s *Engine) copyOut(w *wiring) {
 	defer retry.end()
 	for {
 		_, err := s.sink.SpliceFrom(w.stdout, pipeio.PipeSize)
-		switch {
-		case err == nil:
-			retry.ok()
-			continue
-		case errors.Is(err, fifo.ErrClosed):
+		if errors.Is(err, fifo.ErrClosed) {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
 			return
-		case errors.Is(err, io.EOF), w.unwiring.Load():
-		case retry.again(err):
-			continue
-		default:
-			w.stdout.Close()
-			return
 		}
-		break
+		if next := w.afterRead(&retry, err); next == readStop {
+			return
+		} else if next == readDrain {
+			break
+		}
 	}
 	if left := fifo.Drain(w.stdout); len(left) > 0 {
 		if _, err := s.sink.Write(left); err != nil {
@@ -236,12 +230,37 @@ func (s *Engine) copyOut(w *wiring) {
 	}
 }
 
+// readNext is what a copy loop does after a read of the child's stdout.
+type readNext int
+
+const (
+	readAgain readNext = iota // it worked, or failed and is tried again
+	readDrain                 // EOF, or unwire asked to finish: take what is left
+	readStop                  // readRetry gave up: the pipe is closed
+)
+
+// afterRead says what a copy loop does after a read that returned err,
+// counting failures in retry. When retry gives up it closes the child's
+// stdout, so that the child gets EPIPE rather than a full pipe.
+func (w *wiring) afterRead(retry *readRetry, err error) readNext {
+	switch {
+	case err == nil:
+		retry.ok()
+		return readAgain
+	case errors.Is(err, io.EOF), w.unwiring.Load():
+		return readDrain
+	case retry.again(err):
+		return readAgain
+	}
+	w.stdout.Close()
+	return readStop
+}
+
 // readOut reads the child's stdout into the agent and gives every chunk
 // to take, which reports false to stop at once (the output FIFO was given
 // up). It reads until EOF, or until unwire asks it to finish, and then
-// gives what is still in the pipe; a read that keeps failing (readRetry)
-// ends it with the pipe closed, so that the child gets EPIPE rather than
-// a full pipe.
+// gives what is still in the pipe; a read that keeps failing ends it
+// (see afterRead).
 func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
@@ -251,18 +270,11 @@ func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 		if n > 0 && !take(buf[:n]) {
 			return
 		}
-		switch {
-		case err == nil:
-			retry.ok()
-			continue
-		case errors.Is(err, io.EOF), w.unwiring.Load():
-		case retry.again(err):
-			continue
-		default:
-			w.stdout.Close()
+		if next := w.afterRead(&retry, err); next == readStop {
 			return
+		} else if next == readDrain {
+			break
 		}
-		break
 	}
 	if left := fifo.Drain(w.stdout); len(left) > 0 {
 		take(left)
