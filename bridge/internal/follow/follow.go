@@ -52,7 +52,8 @@ type Options struct {
 	// Sink, when one of the ends, gets the bytes left in a replaced FIFO
 	// moved at once.
 	Sink *fifo.Sink
-	// Created is told of every FIFO made again, to be removed at exit.
+	// Created, if set, is told of every FIFO made again, to be removed at
+	// exit.
 	Created func(d *sharedir.Dir, name string)
 }
 
@@ -85,7 +86,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			}
 		}
 		reported[f.Path] = false
-		if made {
+		if made && o.Created != nil {
 			o.Created(f.Dir, f.Name)
 		}
 	}
