@@ -117,7 +117,13 @@ func (e *fifoEnd) readN(n int) []byte {
 // readLine returns the next line without its newline.
 func (e *fifoEnd) readLine() string {
 	e.t.Helper()
-	deadline := time.Now().Add(hangTimeout)
+	return e.readLineWithin(hangTimeout)
+}
+
+// readLineWithin is readLine waiting at most d.
+func (e *fifoEnd) readLineWithin(d time.Duration) string {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	var line []byte
 	for {
 		b, err := e.readSome(4096, deadline)
