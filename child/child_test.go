@@ -211,9 +211,11 @@ func TestSupervisor(t *testing.T) {
 		s := &Supervisor{
 			Reaper: testReaper, Log: testReaper.log,
 			Start: func() (*Process, error) {
-				defer time.AfterFunc(100*time.Millisecond, cancel)
 				return testReaper.Start(helperSpec(t, m, "exit", "9"))
 			},
+			// The stop comes once the child has exited: the supervisor
+			// is then in its hour of backoff, or about to be.
+			Exited: func(*Process, bool) { cancel() },
 			Policy: RestartOnFailure, MaxRestarts: -1, Window: time.Minute,
 			BackoffMin: time.Hour, BackoffMax: time.Hour, StopSignal: syscall.SIGTERM, StopTimeout: time.Second,
 		}

@@ -85,7 +85,10 @@ func zombies() []int {
 // checkGone fails the test if a marked process or a zombie child is left.
 func checkGone(t *testing.T, mark string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	// A bound, not a pause: what is left is looked for every 20 ms. It is
+	// generous because a -race build of this binary, which the helpers
+	// are, can take seconds to start on a slow machine.
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) && (len(marked(mark)) > 0 || len(zombies()) > 0) {
 		time.Sleep(20 * time.Millisecond)
 	}
