@@ -33,7 +33,7 @@ type Manager struct {
 	mu          sync.Mutex
 	made        map[*Group]bool // not removed yet
 	closed      bool
-	spare       *Group // made by Open, for the first child
+	spare       *Group // made by Open or Prepare, for the next child
 	pidsMax     int    // each child's pids.max, or 0 for none (see pidsBudget)
 }
 
@@ -110,7 +110,8 @@ func (m *Manager) PidsMax() int { return m.pidsMax }
 // Dir is the directory the cgroups are made in.
 func (m *Manager) Dir() string { return m.dir }
 
-// New makes a new cgroup for one child.
+// New makes a new cgroup for one child, or hands out the one Open or
+// Prepare made, which no child has used.
 func (m *Manager) New() (*Group, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -121,6 +122,31 @@ func (m *Manager) New() (*Group, error) {
 		m.spare = nil
 		return c, nil
 	}
+	return m.makeLocked()
+}
+
+// Prepare makes the cgroup the next New hands out, unless one is waiting
+// already or the Manager is closed. A caller that expects another child
+// soon (exec mode, after each request) so takes the mkdir and the lock off
+// that child's start; the kernel's work of the first fork into a new
+// cgroup stays where it is. The waiting cgroup holds its lock like any
+// other, and Close removes it.
+func (m *Manager) Prepare() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.spare != nil {
+		return nil
+	}
+	c, err := m.makeLocked()
+	if err != nil {
+		return err
+	}
+	m.spare = c
+	return nil
+}
+
+// makeLocked makes and locks a cgroup, with m.mu held.
+func (m *Manager) makeLocked() (*Group, error) {
 	for try := 0; ; try++ {
 		path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
 		fd, err := makeLocked(path)
@@ -147,6 +173,7 @@ func (m *Manager) New() (*Group, error) {
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
+	m.spare = nil // in made: removed below
 	left := make([]*Group, 0, len(m.made))
 	for c := range m.made {
 		left = append(left, c)

@@ -23,8 +23,9 @@ func agentCgroups(dir string, pid int) []string {
 }
 
 // TestCgroupExecRequests: 1,000 requests with -cgroup auto, each in a
-// cgroup of its own, leave no cgroup behind and the agent's descriptor
-// count as it was.
+// new cgroup of its own, leave no request's cgroup behind (only the one
+// made ahead for the next request, empty, which goes with the agent) and
+// the agent's descriptor count as it was.
 func TestCgroupExecRequests(t *testing.T) {
 	testCgroup(t) // skips without a writable cgroup v2
 	own, err := ownCgroup()
@@ -54,9 +55,14 @@ func TestCgroupExecRequests(t *testing.T) {
 		_, err := w.f.Write([]byte(strings.Repeat("x\n", n)))
 		done <- err
 	}()
+	out := make(map[string]string, n) // request id: its stdout
 	for exits := 0; exits < n; {
 		f := readFrame(t, r)
 		switch f.Type {
+		case "stdout":
+			if f.Data != nil {
+				out[f.ID] += *f.Data
+			}
 		case "exit":
 			if *f.Code != 0 {
 				t.Fatalf("request failed: %s", f.line)
@@ -70,9 +76,30 @@ func TestCgroupExecRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.waitExecStatus("all completed", func(st status) bool { return st.Requests.Completed == n+1 && st.Requests.Active == 0 })
+	used := make(map[string]bool, n)
+	for id, o := range out {
+		cg := filepath.Base(strings.TrimSpace(o))
+		if used[cg] {
+			t.Errorf("request %s ran in cgroup %s, which another request had", id, cg)
+		}
+		used[cg] = true
+	}
+	if len(used) != n {
+		t.Errorf("%d requests reported %d cgroups", n, len(used))
+	}
+	// While it serves, the agent keeps one cgroup made ahead for the next
+	// request (cgroup.Manager.Prepare): empty, and no request's.
 	var left []string
-	if !eventually(5*time.Second, func() bool { left = agentCgroups(own, a.pid); return len(left) == 0 }) {
+	if !eventually(5*time.Second, func() bool { left = agentCgroups(own, a.pid); return len(left) <= 1 }) {
 		t.Errorf("cgroups left in %s: %v", own, left)
+	}
+	for _, cg := range left {
+		if used[cg] {
+			t.Errorf("cgroup %s of a finished request is still there", cg)
+		}
+		if procs, _ := os.ReadFile(filepath.Join(own, cg, "cgroup.procs")); len(procs) > 0 {
+			t.Errorf("the cgroup made ahead, %s, holds processes: %s", cg, procs)
+		}
 	}
 	var after int
 	if !eventually(5*time.Second, func() bool { after = fdCount(pid); return after == before }) {

@@ -3,6 +3,7 @@ package execmode
 import (
 	"context"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -232,7 +233,19 @@ func (r *request) finish(ctx context.Context, x end, release func()) {
 		f.SetDeadline(past)
 	}
 	e.recordExit(x.status)
+	// The stdout pump, woken by ended, writes the exit frame once the
+	// pipes are drained, which is usually at once: let it go before the
+	// tree stop's system calls (the cgroup's events, its rmdir), which
+	// the frame does not wait for.
+	runtime.Gosched()
 	e.reaper.Stop(r.p, e.cfg.StopSignal, e.stopTimeout(ctx))
+	if cg := e.cfg.Child.Cgroups; cg != nil && ctx.Err() == nil {
+		// Serving goes on: the next request's cgroup is made now,
+		// between requests, not when that request starts.
+		if err := cg.Prepare(); err != nil {
+			e.cfg.Log.Debug("cannot make the next request's cgroup ahead", "err", err)
+		}
+	}
 	e.finished(r.p)
 	release()
 	r.io.Wait()

@@ -1,0 +1,97 @@
+package cgroup
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/fifobridge/fifobridge/cgroup/cgrouptest"
+	"golang.org/x/sys/unix"
+)
+
+// cgroupNames lists the cgroups directly below dir.
+func cgroupNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TestCgroupPrepare: Prepare makes one locked cgroup that no child used,
+// once, and the next New hands it out; a second Prepare while it waits
+// makes nothing; Close removes a prepared cgroup, and Prepare after Close
+// makes none.
+func TestCgroupPrepare(t *testing.T) {
+	dir := cgrouptest.Dir(t, Own)
+	m, err := Open(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := m.New() // Open's probe
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Remove()
+	if left := cgroupNames(t, dir); len(left) != 0 {
+		t.Fatalf("cgroups before Prepare: %v", left)
+	}
+	if err := m.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	made := cgroupNames(t, dir)
+	if len(made) != 1 {
+		t.Fatalf("two Prepares made %v, want one cgroup", made)
+	}
+	if free := lockFree(filepath.Join(dir, made[0])); free >= 0 {
+		unix.Close(free)
+		t.Errorf("prepared cgroup %s is not locked: another agent's sweep would take it", made[0])
+	}
+	if procs := cgroupProcs(filepath.Join(dir, made[0])); len(procs) != 0 {
+		t.Errorf("prepared cgroup holds %v", procs)
+	}
+	c, err := m.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(c.Path()) != made[0] {
+		t.Errorf("New made %s, want the prepared %s", c.Path(), made[0])
+	}
+	if left := cgroupNames(t, dir); !slices.Equal(left, made) {
+		t.Errorf("New made another cgroup: %v", left)
+	}
+	c.Remove()
+	if err := m.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	prepared := cgroupNames(t, dir)
+	if len(prepared) != 1 || prepared[0] == made[0] {
+		t.Fatalf("after the first was used and removed, Prepare made %v", prepared)
+	}
+	m.Close()
+	if left := cgroupNames(t, dir); len(left) != 0 {
+		t.Errorf("Close left %v", left)
+	}
+	if err := m.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if left := cgroupNames(t, dir); len(left) != 0 {
+		t.Errorf("Prepare after Close made %v", left)
+	}
+	if c, err := m.New(); err == nil {
+		t.Errorf("New after Close made %s", c.Path())
+	}
+}
