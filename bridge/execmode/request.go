@@ -3,7 +3,6 @@ package execmode
 import (
 	"context"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -97,6 +96,7 @@ func (r *request) run(ctx context.Context, release func()) {
 	go func() { defer r.io.Done(); r.pumpStdout() }()
 	go func() { defer r.io.Done(); r.pumpStderr() }()
 	r.feed()
+	e.prepareCgroup(ctx)
 	x := r.await(ctx)
 	e.queue.untrack(r.req.ID, r.cancel) // a cancel from now on finds it finished
 	r.finish(ctx, x, release)
@@ -149,6 +149,19 @@ func (r *request) start() error {
 	}
 	e.started(p)
 	return nil
+}
+
+// prepareCgroup makes the cgroup of the next request while this one's
+// child runs, so that the next start does not wait for its mkdir; not
+// once the agent stops.
+func (e *Engine) prepareCgroup(ctx context.Context) {
+	cg := e.cfg.Child.Cgroups
+	if cg == nil || ctx.Err() != nil {
+		return
+	}
+	if err := cg.Prepare(); err != nil {
+		e.cfg.Log.Debug("cannot make the next request's cgroup ahead", "err", err)
+	}
 }
 
 // await waits for the child to end: by itself, at its time limit, when it
@@ -233,19 +246,7 @@ func (r *request) finish(ctx context.Context, x end, release func()) {
 		f.SetDeadline(past)
 	}
 	e.recordExit(x.status)
-	// The stdout pump, woken by ended, writes the exit frame once the
-	// pipes are drained, which is usually at once: let it go before the
-	// tree stop's system calls (the cgroup's events, its rmdir), which
-	// the frame does not wait for.
-	runtime.Gosched()
 	e.reaper.Stop(r.p, e.cfg.StopSignal, e.stopTimeout(ctx))
-	if cg := e.cfg.Child.Cgroups; cg != nil && ctx.Err() == nil {
-		// Serving goes on: the next request's cgroup is made now,
-		// between requests, not when that request starts.
-		if err := cg.Prepare(); err != nil {
-			e.cfg.Log.Debug("cannot make the next request's cgroup ahead", "err", err)
-		}
-	}
 	e.finished(r.p)
 	release()
 	r.io.Wait()
