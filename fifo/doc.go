@@ -13,7 +13,7 @@
 //     anything else (ErrNotFIFO); neither is removed, truncated or written.
 //   - MakeAt sets a new FIFO's mode with a chmod of its own descriptor,
 //     never by path, whatever the umask.
-//   - The functions that take a path (Make, Check, OpenWriterNow, ...) do
+//   - The functions that take a path (Check, OpenWriterNow) do
 //     the same in the path's directory, entered for the call.
 //   - RemoveUnreadAt removes only a FIFO that nobody reads and that is
 //     older than a cut-off, and only while its name still names it.

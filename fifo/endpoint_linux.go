@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -44,16 +43,6 @@ func (e *endpoint) openAt(d *sharedir.Dir, name string, ownDir bool) error {
 	pipeio.Grow(f)
 	e.cur = f
 	return nil
-}
-
-// openPath opens the FIFO at path as e, its directory resolved as sharedir.Open
-// does and kept open for e.
-func (e *endpoint) openPath(path string) error {
-	d, err := sharedir.Open(filepath.Dir(path), false)
-	if err != nil {
-		return fmt.Errorf("open fifo %s: %w", path, err)
-	}
-	return e.openAt(d, filepath.Base(path), true)
 }
 
 // Path returns the FIFO path this end follows.

@@ -3,7 +3,6 @@ package fifo
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/fifobridge/fifobridge/sharedir"
@@ -19,19 +18,6 @@ func Check(path string) error {
 	}
 	defer d.Close()
 	return CheckAt(d, filepath.Base(path))
-}
-
-// Make creates a FIFO at path with mode perm (not masked by the umask) unless
-// one is already there, as Dir's Make does in the path's directory, which
-// is resolved as sharedir.Enter does. created says whether this call made it. An
-// existing non-FIFO at path is left untouched and reported as ErrNotFIFO.
-func Make(path string, perm os.FileMode) (created bool, err error) {
-	d, err := sharedir.Enter(filepath.Dir(path))
-	if err != nil {
-		return false, fmt.Errorf("make fifo %s: %w", path, err)
-	}
-	defer d.Close()
-	return MakeAt(d, filepath.Base(path), perm)
 }
 
 func describe(m fs.FileMode) string {

@@ -16,12 +16,6 @@ func OpenWriterNow(path string) (*os.File, error) {
 	return inParent(path, OpenWriterNowAt)
 }
 
-// OpenReaderNow opens the FIFO at path for reading without waiting for a
-// writer. Until a writer has opened it, Read returns io.EOF.
-func OpenReaderNow(path string) (*os.File, error) {
-	return inParent(path, OpenReaderNowAt)
-}
-
 // inParent runs op on the directory of path, entered for the call (see
 // sharedir.Enter: it need not be readable), and the path's last component.
 func inParent(path string, op func(d *sharedir.Dir, name string) (*os.File, error)) (*os.File, error) {

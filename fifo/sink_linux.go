@@ -22,17 +22,6 @@ type Sink struct {
 	wmu sync.Mutex
 }
 
-// OpenSink opens the existing FIFO at path as a Sink. It never blocks. The
-// path's directory is resolved once, as sharedir.Open does, and kept open: the
-// Sink follows the entry through it.
-func OpenSink(path string) (*Sink, error) {
-	s := &Sink{}
-	if err := s.openPath(path); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // OpenSinkAt opens the existing FIFO name of d as a Sink. It never blocks.
 // The Sink follows the entry through d, which must stay open as long as
 // the Sink is.

@@ -19,17 +19,6 @@ type Source struct {
 	rmu sync.Mutex
 }
 
-// OpenSource opens the existing FIFO at path as a Source. It never blocks. The
-// path's directory is resolved once, as sharedir.Open does, and kept open: the
-// Source follows the entry through it.
-func OpenSource(path string) (*Source, error) {
-	s := &Source{}
-	if err := s.openPath(path); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // OpenSourceAt opens the existing FIFO name of d as a Source. It never blocks.
 // The Source follows the entry through d, which must stay open as long as
 // the Source is.

@@ -63,12 +63,13 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "replies"), 0o700))
 	for _, p := range []string{inPath, outPath} {
-		_, err := fifo.Make(p, 0o600)
-		require.NoError(t, err)
+		require.NoError(t, unix.Mkfifo(p, 0o600))
 	}
-	src, err := fifo.OpenSource(inPath)
+	fifos, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
-	sink, err := fifo.OpenSink(outPath)
+	src, err := fifo.OpenSourceAt(fifos, "in")
+	require.NoError(t, err)
+	sink, err := fifo.OpenSinkAt(fifos, "out")
 	require.NoError(t, err)
 	in, err := fifo.OpenWriterNow(inPath)
 	require.NoError(t, err)
@@ -85,6 +86,7 @@ func startEngine(t *testing.T, script string, tune func(*Config)) *engine {
 		reaper.Close()
 		in.Close()
 		replies.Close()
+		fifos.Close()
 	})
 	return g
 }
@@ -118,10 +120,16 @@ func (g *engine) write(lines string) {
 	require.NoError(g.t, err)
 }
 
+// openReaderNow opens the FIFO at path for reading without waiting for a
+// writer, as a sender does.
+func openReaderNow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+}
+
 // reader opens a FIFO for reading; closed when the test ends.
 func reader(t *testing.T, path string) *bufio.Reader {
 	t.Helper()
-	f, err := fifo.OpenReaderNow(path)
+	f, err := openReaderNow(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	f.SetReadDeadline(time.Now().Add(20 * time.Second))
@@ -298,7 +306,7 @@ func TestExecReplyReaderLeaves(t *testing.T) {
 	g := startEngine(t, "exec sleep 30", func(c *Config) { c.MaxConcurrent = 1 })
 	path := filepath.Join(g.dir, "replies", "gone")
 	require.NoError(t, unix.Mkfifo(path, 0o600))
-	f, err := fifo.OpenReaderNow(path)
+	f, err := openReaderNow(path)
 	require.NoError(t, err)
 	g.write(`{"id":"q","reply":"gone"}` + "\n")
 	// Until the agent has it open, a read would return EOF.
@@ -315,10 +323,12 @@ func TestExecReplyReaderLeaves(t *testing.T) {
 func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
 	t.Helper()
 	noLeaks(t)
-	path := filepath.Join(t.TempDir(), "out")
-	_, err := fifo.Make(path, 0o600)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	require.NoError(t, unix.Mkfifo(path, 0o600))
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
-	sink, err := fifo.OpenSink(path)
+	sink, err := fifo.OpenSinkAt(d, "out")
 	require.NoError(t, err)
 	q := newRejectionQueue(newOutFIFO(sink), limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan struct{})
@@ -327,6 +337,7 @@ func queueOn(t *testing.T, limit int) (*rejectionQueue, string) {
 		sink.Close() // wakes a blocked write
 		q.close()
 		<-done
+		d.Close()
 	})
 	return q, path
 }
@@ -403,7 +414,7 @@ func TestExecTricklingReaderCannotHoldAStop(t *testing.T) {
 	g := startEngine(t, "cat", nil)
 	path := filepath.Join(g.dir, "replies", "trickle")
 	require.NoError(t, unix.Mkfifo(path, 0o600))
-	f, err := fifo.OpenReaderNow(path)
+	f, err := openReaderNow(path)
 	require.NoError(t, err)
 	defer f.Close()
 	// A child that never ends by itself and writes more than the pipe
@@ -456,7 +467,7 @@ func TestExecReplyMovedIsNotWritten(t *testing.T) {
 
 	require.NoError(t, os.Rename(path, filepath.Join(replies, "moved")))
 	require.NoError(t, unix.Mkfifo(path, 0o600))
-	swapped, err := fifo.OpenReaderNow(path)
+	swapped, err := openReaderNow(path)
 	require.NoError(t, err)
 	defer swapped.Close()
 	require.NoError(t, os.WriteFile(mark, nil, 0o600))

@@ -60,3 +60,10 @@ func TestFramesSeeTheReaderLeaveAtOnce(t *testing.T) {
 	require.Less(t, seen[len(seen)/2], 20*time.Millisecond, "the reader watch wakes on a clock, not when the reader leaves")
 	require.Zero(t, g.watching(), "every reply writer forgotten")
 }
+
+// watching returns how many reply FIFOs are registered.
+func (g *giveUp) watching() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.replies)
+}

@@ -123,13 +123,6 @@ func (g *giveUp) forget(w *frames) {
 	g.mu.Unlock()
 }
 
-// watching returns how many reply FIFOs are registered.
-func (g *giveUp) watching() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.replies)
-}
-
 // expire waits for the stop's deadline and then calls giveUpOutput, which
 // gives up the output FIFO and the rejection queue; it returns at once
 // when finished is closed first.

@@ -16,6 +16,7 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // childPipe is a stdin pipe as start makes it: the agent's non-blocking write
@@ -29,7 +30,7 @@ func childPipe(t *testing.T) (stdin, back *os.File) {
 
 func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	before := leakcheck.FDs(t)
-	src, srcW := inputFIFO(t)
+	src, srcW, srcDir := inputFIFO(t)
 	f := newFeeder(src, idle.NewClock())
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
@@ -61,20 +62,24 @@ func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	src.Close() // wakes the feeder's splice
 	<-done
 	srcW.Close()
+	srcDir.Close()
 	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 }
 
-// inputFIFO is an input FIFO as the agent holds it, and a writer.
-func inputFIFO(t *testing.T) (*fifo.Source, *os.File) {
+// inputFIFO is an input FIFO as the agent holds it (its directory too,
+// which the caller closes after it), and a writer.
+func inputFIFO(t *testing.T) (*fifo.Source, *os.File, *sharedir.Dir) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "in")
-	_, err := fifo.Make(p, 0o600)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "in")
+	require.NoError(t, unix.Mkfifo(p, 0o600))
+	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
-	src, err := fifo.OpenSource(p)
+	src, err := fifo.OpenSourceAt(d, "in")
 	require.NoError(t, err)
 	w, err := fifo.OpenWriterNow(p)
 	require.NoError(t, err)
-	return src, w
+	return src, w, d
 }
 
 // waitUnread waits until the pipe whose read end is r holds n unread bytes.
@@ -92,7 +97,7 @@ func waitUnread(t *testing.T, r *os.File, n int) {
 
 func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	before := leakcheck.FDs(t)
-	src, srcW := inputFIFO(t)
+	src, srcW, srcDir := inputFIFO(t)
 	f := newFeeder(src, idle.NewClock())
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
@@ -122,5 +127,6 @@ func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	src.Close()
 	<-done
 	srcW.Close()
+	srcDir.Close()
 	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 }

@@ -21,7 +21,7 @@ import (
 // first one took can be read back.
 func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	before := leakcheck.FDs(t)
-	src, srcW := inputFIFO(t)
+	src, srcW, srcDir := inputFIFO(t)
 	term := newTerminal(&Config{Log: slog.New(slog.DiscardHandler)}, src, nil, nil, idle.NewClock())
 	fed := make(chan struct{})
 	go func() { defer close(fed); term.feed() }()
@@ -70,5 +70,6 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	src.Close() // wakes the feeder's read
 	<-fed
 	srcW.Close()
+	srcDir.Close()
 	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 }
