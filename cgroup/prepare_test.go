@@ -3,7 +3,6 @@ package cgroup
 import (
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -11,22 +10,6 @@ import (
 	"github.com/fifobridge/fifobridge/cgroup/cgrouptest"
 	"golang.org/x/sys/unix"
 )
-
-// cgroupNames lists the cgroups directly below dir.
-func cgroupNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
 
 // TestCgroupPrepare: Prepare makes one locked cgroup that no child used,
 // once, and the next New hands it out; a second Prepare while it waits
@@ -43,7 +26,7 @@ func TestCgroupPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Remove()
-	if left := cgroupNames(t, dir); len(left) != 0 {
+	if left := cgrouptest.Below(t, dir); len(left) != 0 {
 		t.Fatalf("cgroups before Prepare: %v", left)
 	}
 	if err := m.Prepare(); err != nil {
@@ -52,7 +35,7 @@ func TestCgroupPrepare(t *testing.T) {
 	if err := m.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	made := cgroupNames(t, dir)
+	made := cgrouptest.Below(t, dir)
 	if len(made) != 1 {
 		t.Fatalf("two Prepares made %v, want one cgroup", made)
 	}
@@ -70,25 +53,25 @@ func TestCgroupPrepare(t *testing.T) {
 	if filepath.Base(c.Path()) != made[0] {
 		t.Errorf("New made %s, want the prepared %s", c.Path(), made[0])
 	}
-	if left := cgroupNames(t, dir); !slices.Equal(left, made) {
+	if left := cgrouptest.Below(t, dir); !slices.Equal(left, made) {
 		t.Errorf("New made another cgroup: %v", left)
 	}
 	c.Remove()
 	if err := m.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	prepared := cgroupNames(t, dir)
+	prepared := cgrouptest.Below(t, dir)
 	if len(prepared) != 1 || prepared[0] == made[0] {
 		t.Fatalf("after the first was used and removed, Prepare made %v", prepared)
 	}
 	m.Close()
-	if left := cgroupNames(t, dir); len(left) != 0 {
+	if left := cgrouptest.Below(t, dir); len(left) != 0 {
 		t.Errorf("Close left %v", left)
 	}
 	if err := m.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	if left := cgroupNames(t, dir); len(left) != 0 {
+	if left := cgrouptest.Below(t, dir); len(left) != 0 {
 		t.Errorf("Prepare after Close made %v", left)
 	}
 	if c, err := m.New(); err == nil {

@@ -26,22 +26,6 @@ func openTestCgroups(t *testing.T) (*cgroup.Manager, *testlog.Buffer) {
 	return m, logs
 }
 
-// cgroupsIn lists the cgroups below dir.
-func cgroupsIn(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
-
 // TestCgroupStopTree starts a tree whose processes ignore TERM, one in a
 // session of its own, in a cgroup: the stop escalates to cgroup.kill,
 // nothing is left, and the cgroup is gone.
@@ -71,7 +55,7 @@ func TestCgroupStopTree(t *testing.T) {
 		t.Errorf("stop: status %v, killed %v; want killed", st, killed)
 	}
 	checkGone(t, mark)
-	if left := cgroupsIn(t, m.Dir()); len(left) > 0 {
+	if left := cgrouptest.Below(t, m.Dir()); len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
 	}
 }
@@ -85,7 +69,7 @@ func TestCgroupFailedStart(t *testing.T) {
 	if _, err := testReaper.Start(spec); err == nil {
 		t.Fatal("started a program that does not exist")
 	}
-	if left := cgroupsIn(t, m.Dir()); len(left) > 0 {
+	if left := cgrouptest.Below(t, m.Dir()); len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
 	}
 }

@@ -36,3 +36,19 @@ func Dir(t testing.TB, own func() (string, error)) string {
 	t.Skipf("needs a writable cgroup v2: %v", err)
 	return ""
 }
+
+// Below lists the cgroups directly below dir.
+func Below(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
