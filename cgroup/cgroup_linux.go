@@ -122,12 +122,12 @@ func (m *Manager) New() (*Group, error) {
 		m.spare = nil
 		return c, nil
 	}
-	return m.makeLocked()
+	return m.newLocked()
 }
 
 // Prepare makes the cgroup the next New hands out, unless one is waiting
 // already or the Manager is closed. A caller that expects another child
-// soon (exec mode, after each request) so takes the mkdir and the lock off
+// soon (exec mode, while each request runs) so takes the mkdir and the lock off
 // that child's start; the kernel's work of the first fork into a new
 // cgroup stays where it is. The waiting cgroup holds its lock like any
 // other, and Close removes it.
@@ -137,7 +137,7 @@ func (m *Manager) Prepare() error {
 	if m.closed || m.spare != nil {
 		return nil
 	}
-	c, err := m.makeLocked()
+	c, err := m.newLocked()
 	if err != nil {
 		return err
 	}
@@ -145,8 +145,8 @@ func (m *Manager) Prepare() error {
 	return nil
 }
 
-// makeLocked makes and locks a cgroup, with m.mu held.
-func (m *Manager) makeLocked() (*Group, error) {
+// newLocked makes and locks a new cgroup; m.mu is held.
+func (m *Manager) newLocked() (*Group, error) {
 	for try := 0; ; try++ {
 		path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
 		fd, err := makeLocked(path)
