@@ -127,10 +127,10 @@ func (m *Manager) New() (*Group, error) {
 
 // Prepare makes the cgroup the next New hands out, unless one is waiting
 // already or the Manager is closed. A caller that expects another child
-// soon (exec mode, while each request runs) so takes the mkdir and the lock off
-// that child's start; the kernel's work of the first fork into a new
-// cgroup stays where it is. The waiting cgroup holds its lock like any
-// other, and Close removes it.
+// soon (exec mode, while each request runs) so takes the mkdir and the
+// lock off that child's start; the kernel's work of the first fork into a
+// new cgroup stays where it is. The waiting cgroup holds its lock like
+// any other, and Close removes it.
 func (m *Manager) Prepare() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
