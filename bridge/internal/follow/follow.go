@@ -42,12 +42,13 @@ type End struct {
 	Name string
 	Path string
 	FIFO Reopener
+	// Mode is the mode of the FIFO made again (see fifo.InputMode).
+	Mode os.FileMode
 }
 
 // Options says how Ends remakes and reports.
 type Options struct {
-	Create bool        // make a missing FIFO again
-	Perm   os.FileMode // the mode of a FIFO made again
+	Create bool // make a missing FIFO again
 	Log    *slog.Logger
 	// Sink, when one of the ends, gets the bytes left in a replaced FIFO
 	// moved at once.
@@ -68,7 +69,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
 	reopen := func(f End, create bool) {
-		changed, made, err := f.FIFO.Reopen(create, o.Perm)
+		changed, made, err := f.FIFO.Reopen(create, f.Mode)
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
 			if !reported[f.Path] {
