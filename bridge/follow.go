@@ -13,7 +13,7 @@ import (
 // first ones and are removed at exit.
 func (a *agent) followFIFOs(ctx context.Context, src *fifo.Source, sink *fifo.Sink) {
 	follow.Ends(ctx, []follow.End{
-		{Dir: a.inDir, Name: filepath.Base(a.cfg.In), Path: a.cfg.In, FIFO: src, Mode: fifo.InputMode(a.cfg.Perm)},
+		{Dir: a.inDir, Name: filepath.Base(a.cfg.In), Path: a.cfg.In, FIFO: src, Mode: fifo.InputMode(a.cfg.Perm), Input: true},
 		{Dir: a.outDir, Name: filepath.Base(a.cfg.Out), Path: a.cfg.Out, FIFO: sink, Mode: fifo.OutputMode(a.cfg.Perm)},
 	}, follow.Options{Create: a.cfg.Create, Log: a.cfg.Log, Sink: sink, Created: a.addCreated})
 }

@@ -299,3 +299,88 @@ func TestPermModes(t *testing.T) {
 		})
 	}
 }
+
+// TestPermCreateFalseWarns: an agent run with -create=false on input FIFOs
+// that users other than its own may read says so at start, in one line
+// naming them; FIFOs only its own user reads give no warning.
+func TestPermCreateFalseWarns(t *testing.T) {
+	requireRoot(t)
+	const warning = "readable by other users"
+	for _, tc := range []struct {
+		name   string
+		prompt bool
+		fifos  map[string]uint32 // mode of each FIFO made before the agent starts
+		owner  map[string]int    // uid of those not root's
+		named  []string          // the FIFOs the warning names; none: no warning
+	}{
+		{"in 0660", false, map[string]uint32{"in": 0o660, "out": 0o640}, nil, []string{"in"}},
+		{"in 0644", false, map[string]uint32{"in": 0o644, "out": 0o600}, nil, []string{"in"}},
+		{"in of another user", false, map[string]uint32{"in": 0o620, "out": 0o640}, map[string]int{"in": int(member.Uid)}, []string{"in"}},
+		{"in and ask 0666", true, map[string]uint32{"in": 0o666, "out": 0o644, "ask": 0o666}, nil, []string{"in", "ask"}},
+		{"write-only input", true, map[string]uint32{"in": 0o622, "out": 0o644, "ask": 0o620}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t, true)
+			dir := t.TempDir()
+			for name, mode := range tc.fifos {
+				p := filepath.Join(dir, name)
+				if err := unix.Mkfifo(p, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(p, tc.owner[name], 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Chmod(p, mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flags := []string{"-create=false"}
+			if tc.prompt {
+				flags = append(flags, "-prompt", `^> $`)
+			}
+			a := startAgent(t, agentConfig{dir: dir, flags: flags, helper: "cat", program: helperProgram()})
+			a.waitLog("msg=serving")
+			var lines []string
+			for _, l := range strings.Split(a.stderr(), "\n") {
+				if strings.Contains(l, warning) {
+					lines = append(lines, l)
+				}
+			}
+			if len(tc.named) == 0 {
+				if len(lines) > 0 {
+					t.Fatalf("the agent warns of FIFOs only its user reads:\n%s", a.stderr())
+				}
+				return
+			}
+			if len(lines) != 1 {
+				t.Fatalf("the agent logged %d lines saying %q, want one:\n%s", len(lines), warning, a.stderr())
+			}
+			for _, name := range tc.named {
+				if !strings.Contains(lines[0], filepath.Join(dir, name)) {
+					t.Errorf("the warning does not name %s: %s", filepath.Join(dir, name), lines[0])
+				}
+			}
+			if !slicesContains(tc.named, "ask") && strings.Contains(lines[0], filepath.Join(dir, "ask")) {
+				t.Errorf("the warning names %s, which only the agent's user reads: %s", filepath.Join(dir, "ask"), lines[0])
+			}
+		})
+	}
+}
+
+// TestPermReplacedInputWarns: an input FIFO replaced by one that users
+// other than the agent's may read is served, and named in the log.
+func TestPermReplacedInputWarns(t *testing.T) {
+	checkLeaks(t, true)
+	a := startAgent(t, agentConfig{helper: "cat", program: helperProgram()})
+	a.waitLog("msg=serving")
+	if err := os.Remove(a.in); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(a.in, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(a.in, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	a.waitLog("input fifo readable by other users", "path="+a.in, "mode=0666")
+}

@@ -62,7 +62,7 @@ func (s *Engine) serveConversation(wg *sync.WaitGroup, done <-chan struct{}) (st
 	// served, a missing one made again.
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	if asks != nil {
-		ends := []follow.End{{Dir: s.cfg.Dir, Name: AskName, Path: s.cfg.Dir.Join(AskName), FIFO: asks, Mode: s.cfg.AskMode}}
+		ends := []follow.End{{Dir: s.cfg.Dir, Name: AskName, Path: s.cfg.Dir.Join(AskName), FIFO: asks, Mode: s.cfg.AskMode, Input: true}}
 		o := follow.Options{Create: s.cfg.Create, Log: s.cfg.Log, Created: s.cfg.Created}
 		wg.Add(2)
 		go func() { defer wg.Done(); follow.Ends(followCtx, ends, o) }()

@@ -1,12 +1,15 @@
 // Package follow keeps the agent's FIFO ends on the FIFOs their paths
-// name: a FIFO replaced by someone else is served in place of the old one,
-// and with -create a missing one is made again. Entries are looked at
-// through their directory's descriptor, never following a link.
+// name: a FIFO replaced by someone else is served in place of the old one
+// (an input FIFO that users other than the agent's may read is named in
+// the log), and with -create a missing one is made again, with its End's
+// mode. Entries are looked at through their directory's descriptor, never
+// following a link.
 package follow
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -44,6 +47,9 @@ type End struct {
 	FIFO Reopener
 	// Mode is the mode of the FIFO made again (see fifo.InputMode).
 	Mode os.FileMode
+	// Input says the FIFO carries requests: a new one that users other
+	// than the agent's may read is named in the log.
+	Input bool
 }
 
 // Options says how Ends remakes and reports.
@@ -79,6 +85,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			return
 		case changed:
 			o.Log.Info("fifo replaced; serving the new one", "path", f.Path, "created", made)
+			warnReaders(o.Log, f)
 			if o.Sink != nil && f.FIFO == Reopener(o.Sink) {
 				// Output waiting in the old FIFO moves now, not with the
 				// child's next write; closing the sink ends the wait.
@@ -116,5 +123,19 @@ func Ends(ctx context.Context, ends []End, o Options) {
 				delete(missing, f.Path)
 			}
 		}
+	}
+}
+
+// warnReaders logs a warning when f is an input FIFO that users other than
+// the agent's may read: someone replaced it with a FIFO of their own, or
+// of a mode that lets others read the requests and learn their reply
+// FIFOs' names.
+func warnReaders(log *slog.Logger, f End) {
+	if !f.Input {
+		return
+	}
+	if st, err := f.Dir.Stat(f.Name); err == nil && fifo.OthersMayRead(&st, os.Geteuid()) {
+		log.Warn("input fifo readable by other users: they can read the requests and the names of their reply fifos",
+			"path", f.Path, "mode", fmt.Sprintf("%04o", st.Mode&0o7777), "uid", st.Uid)
 	}
 }
