@@ -192,14 +192,30 @@ func (f *forger) stop(t *testing.T) string {
 }
 
 // helperForger KIND DIR is a member of DIR's group after the answers of
-// the others. It opens DIR/KIND (in or ask) for reading, and for every
+// the others. It opens DIR/KIND (in or ask; replace-in: a FIFO of its own
+// that it puts in place of DIR/in) for reading, and for every
 // request line it reads there writes a forged answer, under the line's
 // id, into the reply FIFO the line names; it also tries to list
 // DIR/replies. It stops when its stdin closes, and prints "open: ",
 // "list: " (ok or the error) and "forged: N", one per line.
 func helperForger(args []string) int {
 	kind, dir := args[0], args[1]
-	fd, err := unix.Open(filepath.Join(dir, kind), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	flag := unix.O_RDONLY
+	if kind == "replace-in" {
+		// In a directory its group may write, put a FIFO of its own in
+		// place of DIR/in, and hold it open.
+		kind, flag = "in", unix.O_RDWR
+		p := filepath.Join(dir, kind)
+		err := os.Rename(p, p+".old")
+		if err == nil {
+			err = unix.Mkfifo(p, 0o600)
+		}
+		if err == nil {
+			err = unix.Chmod(p, 0o622)
+		}
+		fmt.Println("replace:", okOrError(err))
+	}
+	fd, err := unix.Open(filepath.Join(dir, kind), flag|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	fmt.Println("open:", okOrError(err))
 	_, lerr := os.ReadDir(filepath.Join(dir, "replies"))
 	fmt.Println("list:", okOrError(lerr))
@@ -383,4 +399,79 @@ func TestPermReplacedInputWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.waitLog("input fifo readable by other users", "path="+a.in, "mode=0666")
+}
+
+// TestPermSendRefusesReaders: in the shared-group setup with an agent that
+// is not root, where a reply FIFO's name is the only key to it, send
+// writes the name nowhere another user may read it. It refuses (125, one
+// line, nothing written) when DIR/in may be read by the group (as an
+// older agent made it), when a member put a FIFO of its own in its place
+// (DIR is 2770: the group may replace entries), and when a member put a
+// replies/ of its own in place of the agent's.
+func TestPermSendRefusesReaders(t *testing.T) {
+	requireRoot(t)
+	for _, cred := range []*syscall.Credential{groupAgent, member, intruder} {
+		requireReachable(t, cred)
+	}
+	for _, tc := range []struct {
+		name string
+		// spoil changes a serving agent's DIR; it may start a forger.
+		spoil func(t *testing.T, dir string) *forger
+		says  string
+	}{
+		{"in readable by the group", func(t *testing.T, dir string) *forger {
+			if err := os.Chmod(filepath.Join(dir, "in"), 0o660); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, "may be read by users other than the agent's"},
+		{"in replaced by a member", func(t *testing.T, dir string) *forger {
+			return startForger(t, "replace-in", dir)
+		}, "may be read by users other than the agent's"},
+		{"replies replaced by a member", func(t *testing.T, dir string) *forger {
+			p := filepath.Join(dir, "replies")
+			if err := os.Rename(p, p+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(p, int(intruder.Uid), dirGroup); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, 0o733|os.ModeSticky); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, "could learn the reply FIFO's name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t, true)
+			dir := groupDir(t, groupAgent.Uid, 0o770|os.ModeSetgid)
+			a := startAgent(t, agentConfig{dir: dir, cred: groupAgent, flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
+			if res := runAs(t, member, nil, "send", "-dir", dir, "-wait", "10s", "hello"); res.code != 0 || res.stdout != "hello\n" {
+				t.Fatalf("send exited %d printing %q; stderr:\n%s", res.code, res.stdout, res.stderr)
+			}
+			f := tc.spoil(t, dir)
+			if f != nil && !eventually(hangTimeout, func() bool { return strings.Contains(f.out.String(), "open: ") }) {
+				t.Fatalf("the forger did not start: %s", f.out.String())
+			}
+			for i := 0; i < 5; i++ {
+				res := runAs(t, member, nil, "send", "-dir", dir, "-timeout", "5s", "hello")
+				if res.code != 125 || res.stdout != "" || !strings.Contains(res.stderr, tc.says) {
+					t.Fatalf("send (try %d) exited %d printing %q, want 125, nothing, and a line saying %q; stderr:\n%s", i, res.code, res.stdout, tc.says, res.stderr)
+				}
+				requireOneLine(t, "send", res.stderr)
+			}
+			if f != nil {
+				if report := f.stop(t); !strings.Contains(report, "forged: 0\n") {
+					t.Errorf("the forger's report:\n%s", report)
+				}
+			}
+			st := a.waitExecStatus("the first request counted", func(st status) bool { return st.Requests.Completed >= 1 })
+			if st.Requests.Accepted != 1 || st.Requests.Rejected != 0 {
+				t.Errorf("requests %+v, want only the first accepted: a refused send wrote its line", st.Requests)
+			}
+		})
+	}
 }
