@@ -475,3 +475,81 @@ func TestPermSendRefusesReaders(t *testing.T) {
 		})
 	}
 }
+
+// TestPermReplyNamesUnlogged: a reply FIFO's name reaches neither the
+// agent's log (at debug level, with the sweep at work) nor the output
+// FIFO, whatever is wrong with it: a request whose reply FIFO has no
+// reader is refused in the log only, one that names no usable reply FIFO
+// (missing, a regular file, a FIFO with two names) gets an error frame on
+// the output FIFO that does not name it, and so does an ask.
+func TestPermReplyNamesUnlogged(t *testing.T) {
+	const secret = "secret-5f0c9a"
+	t.Run("send", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startAgent(t, agentConfig{env: []string{sweepEnv}, flags: []string{"-mode", "exec", "-log-level", "debug"},
+			program: []string{busybox, "cat"}})
+		waitServing(t, a)
+		replies := filepath.Join(a.dir, "replies")
+		for _, name := range []string{"noreader", "linked"} {
+			if err := unix.Mkfifo(filepath.Join(replies, secret+name), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		linked := openReader(t, filepath.Join(replies, secret+"linked"))
+		defer linked.close()
+		if err := os.Link(filepath.Join(replies, secret+"linked"), filepath.Join(replies, secret+"linked2")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(replies, secret+"file"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := openReader(t, a.out)
+		defer out.close()
+		sweeps := a.sweeps()
+		w := openWriter(t, a.in)
+		for i, name := range []string{"noreader", "missing", "file", "linked"} {
+			w.writeLine(fmt.Sprintf(`{"id":"r%d","reply":"%s%s","stdin":"x"}`, i, secret, name))
+		}
+		w.writeLine(`{"id":"last","stdin":"done"}`)
+		w.close()
+		var frames []string
+		for {
+			line := out.readLine()
+			frames = append(frames, line)
+			if strings.Contains(line, `"id":"last","type":"exit"`) {
+				break
+			}
+		}
+		errorFrames := 0
+		for _, f := range frames {
+			if strings.Contains(f, `"type":"error"`) {
+				errorFrames++
+			}
+			if strings.Contains(f, secret) {
+				t.Errorf("a frame on the output FIFO names a reply FIFO: %s", f)
+			}
+		}
+		if errorFrames != 3 {
+			t.Errorf("%d error frames on the output FIFO, want 3 (missing, file, linked):\n%s", errorFrames, strings.Join(frames, "\n"))
+		}
+		if !eventually(hangTimeout, func() bool { return a.sweeps() >= sweeps+2 }) {
+			t.Fatalf("the reply sweep did not run twice:\n%s", a.stderr())
+		}
+		a.waitLog("request not answered", "id=r0")
+		if strings.Contains(a.stderr(), secret) {
+			t.Errorf("the agent's log names a reply FIFO:\n%s", a.stderr())
+		}
+	})
+	t.Run("ask", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startAgent(t, agentConfig{flags: []string{"-prompt", `^> $`, "-log-level", "debug"}, helper: "cat", program: helperProgram()})
+		a.waitLog("msg=serving")
+		w := openWriter(t, filepath.Join(a.dir, "ask"))
+		w.writeLine(`{"id":"a1","reply":"` + secret + `missing","input":"x"}`)
+		w.close()
+		a.waitLog("ask not answered", "id=a1")
+		if strings.Contains(a.stderr(), secret) {
+			t.Errorf("the agent's log names a reply FIFO:\n%s", a.stderr())
+		}
+	})
+}
