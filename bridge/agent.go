@@ -70,6 +70,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 		return child.ExitStatus{}, &ConfigError{err}
 	}
 	a.warnChildAccess()
+	a.warnInputReaders()
 	cgroups, err := openContainment(cfg)
 	if err != nil {
 		return child.ExitStatus{}, err

@@ -17,7 +17,7 @@ type Config struct {
 	In, Out    string // FIFO paths
 	StatusPath string
 	Create     bool        // make missing FIFOs (and their directory); else wait for them
-	Perm       os.FileMode // mode of FIFOs made here
+	Perm       os.FileMode // -perm: who may use the FIFOs made here (fifo.InputMode, fifo.OutputMode)
 
 	Mode    string // "stream" or "exec"
 	Program string

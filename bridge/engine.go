@@ -37,7 +37,7 @@ func (a *agent) engine(spec child.Spec, reaper *child.Reaper, src *fifo.Source, 
 		StopTimeout: cfg.StopTimeout, IdleTimeout: cfg.IdleTimeout,
 		Tty: cfg.Tty, TtySize: cfg.TtySize, Terminal: cfg.Terminal, Tee: cfg.Tee, StderrOut: cfg.StderrOut,
 		Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
-		Create: cfg.Create, Perm: cfg.Perm, Dir: a.dir, Replies: a.replies, Created: a.addCreated,
+		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated,
 		Log: cfg.Log, Forward: cfg.Forward,
 	}, reaper, src, sink, a.statusFile.Poke)
 }

@@ -9,10 +9,11 @@ import (
 )
 
 // followFIFOs keeps src and sink on the FIFOs -in and -out name until ctx
-// is done (see follow.Ends); FIFOs it makes again are removed at exit.
+// is done (see follow.Ends); FIFOs it makes again get the modes of the
+// first ones and are removed at exit.
 func (a *agent) followFIFOs(ctx context.Context, src *fifo.Source, sink *fifo.Sink) {
 	follow.Ends(ctx, []follow.End{
-		{Dir: a.inDir, Name: filepath.Base(a.cfg.In), Path: a.cfg.In, FIFO: src},
-		{Dir: a.outDir, Name: filepath.Base(a.cfg.Out), Path: a.cfg.Out, FIFO: sink},
-	}, follow.Options{Create: a.cfg.Create, Perm: a.cfg.Perm, Log: a.cfg.Log, Sink: sink, Created: a.addCreated})
+		{Dir: a.inDir, Name: filepath.Base(a.cfg.In), Path: a.cfg.In, FIFO: src, Mode: fifo.InputMode(a.cfg.Perm), Input: true},
+		{Dir: a.outDir, Name: filepath.Base(a.cfg.Out), Path: a.cfg.Out, FIFO: sink, Mode: fifo.OutputMode(a.cfg.Perm)},
+	}, follow.Options{Create: a.cfg.Create, Log: a.cfg.Log, Sink: sink, Created: a.addCreated})
 }

@@ -55,14 +55,21 @@ func (a *agent) prepareCreate() error {
 	if a.outDir, err = a.openDir(filepath.Dir(cfg.Out), true); err != nil {
 		return err
 	}
-	for _, e := range []entry{{a.inDir, filepath.Base(cfg.In)}, {a.outDir, filepath.Base(cfg.Out)}} {
-		made, err := fifo.MakeAt(e.dir, e.name, cfg.Perm)
-		if err != nil {
-			return err
-		}
-		if made {
-			a.addCreated(e.dir, e.name)
-		}
+	if err := a.makeFIFO(a.inDir, filepath.Base(cfg.In), fifo.InputMode(cfg.Perm)); err != nil {
+		return err
+	}
+	return a.makeFIFO(a.outDir, filepath.Base(cfg.Out), fifo.OutputMode(cfg.Perm))
+}
+
+// makeFIFO makes the FIFO name in d with mode unless it is there, and
+// then removes it at exit.
+func (a *agent) makeFIFO(d *sharedir.Dir, name string, mode os.FileMode) error {
+	made, err := fifo.MakeAt(d, name, mode)
+	if err != nil {
+		return err
+	}
+	if made {
+		a.addCreated(d, name)
 	}
 	return nil
 }
@@ -230,8 +237,8 @@ func (a *agent) closeDirs() {
 }
 
 // prepareAsk makes, with -prompt, DIR/replies and the control FIFO
-// DIR/ask (mode -perm, through DIR's descriptor; removed at exit when the
-// agent made it).
+// DIR/ask (an input FIFO: fifo.InputMode of -perm, through DIR's
+// descriptor; removed at exit when the agent made it).
 func (a *agent) prepareAsk() error {
 	if a.cfg.Prompt == nil || a.cfg.Mode != "stream" {
 		return nil
@@ -240,12 +247,5 @@ func (a *agent) prepareAsk() error {
 	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
 		return err
 	}
-	made, err := fifo.MakeAt(a.dir, stream.AskName, a.cfg.Perm)
-	if err != nil {
-		return err
-	}
-	if made {
-		a.addCreated(a.dir, stream.AskName)
-	}
-	return nil
+	return a.makeFIFO(a.dir, stream.AskName, fifo.InputMode(a.cfg.Perm))
 }

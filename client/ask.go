@@ -63,7 +63,7 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	}
 	watch := newAgentWatch(o.Dir)
 	watch.in = askPath
-	if err := writeRequest(ctx, askPath, line); err != nil {
+	if err := writeRequest(ctx, askPath, line, reply); err != nil {
 		return Result{}, err
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn}

@@ -16,7 +16,10 @@
 //     only frames with that id are taken, others are reported and ignored.
 //     It has mode 0600 when the agent (the owner of replies/) is root or
 //     the sender's own user, else 0622, so that an agent of another user
-//     can write to it.
+//     can write to it; its name is then the only key to it, and Send
+//     writes it nowhere another user could read it (see replyKey): it
+//     refuses, writing nothing, when the input FIFO may be read by users
+//     other than the agent's, or replies/ may not be the agent's.
 //   - Options.Args are the request's args, in order, as given.
 //   - The request is written as "\n" + line: an unterminated fragment an
 //     earlier writer left in the input FIFO ends there instead of

@@ -21,6 +21,7 @@ import (
 type replyFIFO struct {
 	name, path string
 	dir        *sharedir.Dir // DIR/replies, opened once: every operation on the FIFO goes through it
+	key        replyKey      // who may write to it, and what may carry its name
 	r          *os.File
 	keeper     *os.File
 }
@@ -31,17 +32,12 @@ type replyFIFO struct {
 // (mode 1733) needs nothing more.
 func makeReply(dir string) (*replyFIFO, error) {
 	name := randname.New()
-	replies, err := enterReplies(dir)
+	replies, key, err := enterReplies(dir)
 	if err != nil {
 		return nil, err
 	}
-	p := &replyFIFO{name: name, path: replies.Join(name), dir: replies}
-	perm, err := replyPerm(replies)
-	if err != nil {
-		replies.Close()
-		return nil, err
-	}
-	created, err := fifo.MakeAt(replies, name, perm)
+	p := &replyFIFO{name: name, path: replies.Join(name), dir: replies, key: key}
+	created, err := fifo.MakeAt(replies, name, key.mode())
 	if err != nil || !created {
 		replies.Close()
 		if err == nil {
@@ -77,39 +73,34 @@ func (p *replyFIFO) unlinked() bool {
 }
 
 // enterReplies enters DIR and then its replies/ (no link followed), with
-// O_PATH descriptors.
-func enterReplies(dir string) (*sharedir.Dir, error) {
+// O_PATH descriptors, and tells the key of a reply FIFO made there.
+func enterReplies(dir string) (*sharedir.Dir, replyKey, error) {
 	d, err := sharedir.Enter(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNoAgent, dir)
+		return nil, replyKey{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, dir)
 	}
 	if err != nil {
-		return nil, err
+		return nil, replyKey{}, err
 	}
 	defer d.Close()
 	replies, err := d.EnterSub("replies")
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)
+		return nil, replyKey{}, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)
 	}
-	return replies, err
-}
-
-// replyPerm is the mode of a new reply FIFO. The agent that made replies/
-// owns it: when that is root or send's own user, 0600. An agent of another
-// user can only write to the FIFO through its group or other bits, and
-// which groups it has is not known here: 0622 then. Only someone who knows
-// the name can open the FIFO at all (replies/ cannot be listed, the name
-// is 128 random bits), and send takes only frames that carry its own
-// request id.
-func replyPerm(replies *sharedir.Dir) (os.FileMode, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(replies.Fd(), &st); err != nil {
-		return 0, fmt.Errorf("stat %s: %w", replies.Path(), err)
+	if err != nil {
+		return nil, replyKey{}, err
 	}
-	if st.Uid == 0 || int(st.Uid) == os.Geteuid() {
-		return 0o600, nil
+	var dst, rst unix.Stat_t
+	if err := errors.Join(unix.Fstat(d.Fd(), &dst), unix.Fstat(replies.Fd(), &rst)); err != nil {
+		replies.Close()
+		return nil, replyKey{}, fmt.Errorf("stat %s: %w", replies.Path(), err)
 	}
-	return 0o622, nil
+	key, err := newReplyKey(dir, &dst, &rst)
+	if err != nil {
+		replies.Close()
+		return nil, replyKey{}, err
+	}
+	return replies, key, nil
 }
 
 // dropKeeper closes the keeper write end: from now on EOF shows that the

@@ -90,7 +90,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	watch := newAgentWatch(o.Dir)
-	if err := writeRequest(ctx, in, line); err != nil {
+	if err := writeRequest(ctx, in, line, reply); err != nil {
 		if ctx.Err() != nil {
 			cancelRequest(in, id) // the line may have been finished all the same
 		}

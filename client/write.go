@@ -27,12 +27,13 @@ const lockPoll = 5 * time.Millisecond
 // take the input FIFO's lock within LockPatience.
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
-// writeRequest writes line to the input FIFO at in as one piece. A line of
-// at most PipeBuf bytes is one atomic write(2). A longer one is written under
-// an exclusive flock on the FIFO, so that two long lines do not interleave;
-// it waits at most LockPatience for that lock, so that nobody holding it can
-// stall a send.
-func writeRequest(ctx context.Context, in string, line []byte) error {
+// writeRequest writes line, which names reply, to the input FIFO at in as
+// one piece, once reply's key allows it on that FIFO (replyKey.checkInput).
+// A line of at most PipeBuf bytes is one atomic write(2). A longer one is
+// written under an exclusive flock on the FIFO, so that two long lines do
+// not interleave; it waits at most LockPatience for that lock, so that
+// nobody holding it can stall a send.
+func writeRequest(ctx context.Context, in string, line []byte, reply *replyFIFO) error {
 	w, err := fifo.OpenWriterNow(in)
 	switch {
 	case errors.Is(err, fifo.ErrNoReader):
@@ -44,6 +45,9 @@ func writeRequest(ctx context.Context, in string, line []byte) error {
 		return err
 	}
 	defer w.Close() // closing w releases the lock
+	if err := reply.key.checkInput(w, in); err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if len(line) > PipeBuf {

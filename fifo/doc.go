@@ -18,7 +18,8 @@
 //   - RemoveUnreadAt removes only a FIFO that nobody reads and that is
 //     older than a cut-off, and only while its name still names it.
 //   - A Reply is written only while its name still names the FIFO first
-//     opened, with no other name.
+//     opened, with no other name. No error of OpenReply or of a Reply
+//     names it (Unnamed): a reply FIFO's name is its sender's secret.
 //   - No open here blocks: opens are O_NONBLOCK. Wait, which sleeps on
 //     inotify (fsnotify) until a FIFO appears, takes a context, and closes
 //     its watcher, whose Close waits for the watcher's goroutine.

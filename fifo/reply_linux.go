@@ -12,7 +12,9 @@ import (
 // Reply is a client's reply FIFO, opened for writing by its name in a
 // replies directory. It is written to only while that name still names
 // the FIFO first opened: once the FIFO is replaced, moved, removed or given
-// a second name, Write refuses with ErrReplaced.
+// a second name, Write refuses with ErrReplaced. No error of OpenReply or
+// of a Reply names the FIFO (see Unnamed): the name is its sender's
+// secret.
 type Reply struct {
 	f    *os.File
 	dir  *sharedir.Dir
@@ -30,16 +32,16 @@ type Reply struct {
 func OpenReply(replies *sharedir.Dir, name string) (*Reply, error) {
 	f, err := OpenWriterNowAt(replies, name)
 	if err != nil {
-		return nil, err
+		return nil, Unnamed("open reply fifo", err)
 	}
 	r := &Reply{f: f, dir: replies, name: name}
 	if err := unix.Fstat(int(f.Fd()), &r.st); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open reply %s: %w", replies.Join(name), err)
+		return nil, Unnamed("open reply fifo", err)
 	}
 	if r.st.Nlink != 1 {
 		f.Close()
-		return nil, fmt.Errorf("open reply %s: %w: it has other names (hard links)", replies.Join(name), ErrNotFIFO)
+		return nil, fmt.Errorf("open reply fifo: %w: it has other names (hard links)", ErrNotFIFO)
 	}
 	if err := r.Check(); err != nil {
 		f.Close()
@@ -55,13 +57,13 @@ func OpenReply(replies *sharedir.Dir, name string) (*Reply, error) {
 func (r *Reply) Check() error {
 	now, err := r.dir.Stat(r.name)
 	if err != nil {
-		return fmt.Errorf("reply %s: %w (%w)", r.dir.Join(r.name), ErrReplaced, err)
+		return fmt.Errorf("reply fifo: %w (%w)", ErrReplaced, innermost(err))
 	}
 	if now.Mode&unix.S_IFMT != unix.S_IFIFO || !sameFile(&now, &r.st) {
-		return fmt.Errorf("reply %s: %w: it names another file now", r.dir.Join(r.name), ErrReplaced)
+		return fmt.Errorf("reply fifo: %w: it names another file now", ErrReplaced)
 	}
 	if now.Nlink != 1 {
-		return fmt.Errorf("reply %s: %w: it has other names (hard links)", r.dir.Join(r.name), ErrReplaced)
+		return fmt.Errorf("reply fifo: %w: it has other names (hard links)", ErrReplaced)
 	}
 	return nil
 }
@@ -73,7 +75,8 @@ func (r *Reply) Write(p []byte) (int, error) {
 	if err := r.Check(); err != nil {
 		return 0, err
 	}
-	return r.f.Write(p)
+	n, err := r.f.Write(p)
+	return n, Unnamed("write reply fifo", err)
 }
 
 // SetWriteDeadline sets the deadline for Write, as os.File's does.

@@ -329,7 +329,7 @@ func TestRepliesNotListable(t *testing.T) {
 }
 
 // TestUserCannotWriteIn: under the README's settings for -user (DIR 2750 in
-// a group the child does not have, FIFOs 0660) the child cannot open DIR/in
+// a group the child does not have, -perm 0660) the child cannot open DIR/in
 // for writing, and the agent does not warn.
 func TestUserCannotWriteIn(t *testing.T) {
 	requireRoot(t)
@@ -356,8 +356,8 @@ func TestUserCannotWriteIn(t *testing.T) {
 		t.Errorf("the child opening %s for writing: %q, want permission denied:%s", in, got, resp)
 	}
 	var st unix.Stat_t
-	if err := unix.Stat(in, &st); err != nil || st.Gid != group || st.Mode&0o777 != 0o660 {
-		t.Errorf("in: gid %d mode %o (%v), want group %d and 0660", st.Gid, st.Mode&0o777, err, group)
+	if err := unix.Stat(in, &st); err != nil || st.Gid != group || st.Mode&0o777 != 0o620 {
+		t.Errorf("in: gid %d mode %o (%v), want group %d and 0620", st.Gid, st.Mode&0o777, err, group)
 	}
 	if strings.Contains(a.stderr(), "-user:") {
 		t.Errorf("the agent warned under the recommended settings:\n%s", a.stderr())

@@ -121,24 +121,24 @@ var hostSetups = []hostSetup{
 	{
 		name: "group dir 2770", mode: 0o770 | os.ModeSetgid, gid: dirGroup,
 		admits: inGroup, group: dirGroup,
-		entries: map[string]os.FileMode{"in": 0o660, "out": 0o660, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
+		entries: map[string]os.FileMode{"in": 0o620, "out": 0o640, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
 	},
 	{
 		name: "perm 0666 in a 1777 dir", mode: 0o777 | os.ModeSticky, gid: 0, flags: []string{"-perm", "0666"},
 		admits: anyone, childIn: true, group: 0,
-		entries: map[string]os.FileMode{"in": 0o666, "out": 0o666, "replies": 0o733 | os.ModeSticky, "lock": 0o644, "status.json": 0o644},
+		entries: map[string]os.FileMode{"in": 0o622, "out": 0o644, "replies": 0o733 | os.ModeSticky, "lock": 0o644, "status.json": 0o644},
 	},
 	{
 		// Members may enter DIR but not list it: nothing on the host side
 		// needs to.
 		name: "enter-only group dir 2710", mode: 0o710 | os.ModeSetgid, gid: dirGroup,
 		admits: inGroup, group: dirGroup,
-		entries: map[string]os.FileMode{"in": 0o660, "out": 0o660, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
+		entries: map[string]os.FileMode{"in": 0o620, "out": 0o640, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
 	},
 	{
 		name: "pod dir 2750", mode: 0o750 | os.ModeSetgid, gid: dirGroup, flags: []string{"-perm", "0660"},
 		admits: inGroup, group: dirGroup,
-		entries: map[string]os.FileMode{"in": 0o660, "out": 0o660, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
+		entries: map[string]os.FileMode{"in": 0o620, "out": 0o640, "replies": 0o733 | os.ModeSticky, "lock": 0o640, "status.json": 0o640},
 	},
 }
 

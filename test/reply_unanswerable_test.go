@@ -83,6 +83,9 @@ func TestReplyCannotBeOpened(t *testing.T) {
 		if !strings.Contains(a.stderr(), "reply fifo cannot be opened") {
 			t.Errorf("the agent's log does not say why:\n%s", a.stderr())
 		}
+		if strings.Contains(a.stderr(), name) {
+			t.Errorf("the agent's log names the reply FIFO:\n%s", a.stderr())
+		}
 		if res := runSend(t, dir, nil, "again"); res.code != 0 || string(res.stdout) != "again\n" {
 			t.Fatalf("the next send exited %d printing %q (%s), want the answer", res.code, res.stdout, res.stderr)
 		}

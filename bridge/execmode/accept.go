@@ -3,7 +3,6 @@ package execmode
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
@@ -104,11 +103,11 @@ func (e *Engine) newID() string { return "r" + strconv.FormatUint(e.nextID.Add(1
 // and the sweep leaves it alone.
 func (e *Engine) openReply(name string) (*fifo.Reply, error) {
 	if e.replies == nil {
-		return nil, fmt.Errorf("reply %q: the agent has no replies directory", name)
+		return nil, errors.New("reply fifo: the agent has no replies directory")
 	}
-	r, err := fifo.OpenReply(e.replies, name)
+	r, err := fifo.OpenReply(e.replies, name) // its errors do not name it
 	if err != nil {
-		return nil, fmt.Errorf("reply %q: %w", name, err)
+		return nil, err
 	}
 	e.mu.Lock()
 	e.replyNames[name]++

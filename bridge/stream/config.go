@@ -50,10 +50,10 @@ type Config struct {
 	// ReplySweep, if set, replaces the reply sweep's period and age (see
 	// answer.Sweep); tests only.
 	ReplySweep time.Duration
-	// Create and Perm say whether and how DIR/ask is made again when it
-	// goes missing, as -in is.
-	Create bool
-	Perm   os.FileMode
+	// Create and AskMode say whether and with which mode DIR/ask is made
+	// again when it goes missing, as -in is.
+	Create  bool
+	AskMode os.FileMode
 
 	// Dir is DIR, where the terminal's winsize and DIR/ask are; nil when
 	// it is missing. Replies is DIR/replies, for the asks' reply FIFOs.

@@ -62,8 +62,8 @@ func (s *Engine) serveConversation(wg *sync.WaitGroup, done <-chan struct{}) (st
 	// served, a missing one made again.
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	if asks != nil {
-		ends := []follow.End{{Dir: s.cfg.Dir, Name: AskName, Path: s.cfg.Dir.Join(AskName), FIFO: asks}}
-		o := follow.Options{Create: s.cfg.Create, Perm: s.cfg.Perm, Log: s.cfg.Log, Created: s.cfg.Created}
+		ends := []follow.End{{Dir: s.cfg.Dir, Name: AskName, Path: s.cfg.Dir.Join(AskName), FIFO: asks, Mode: s.cfg.AskMode, Input: true}}
+		o := follow.Options{Create: s.cfg.Create, Log: s.cfg.Log, Created: s.cfg.Created}
 		wg.Add(2)
 		go func() { defer wg.Done(); follow.Ends(followCtx, ends, o) }()
 		// A killed ask's reply FIFO is swept as a killed send's is.

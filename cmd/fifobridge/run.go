@@ -149,7 +149,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f.in = fs.String("in", "", "input FIFO path (default DIR/in)")
 	f.out = fs.String("out", "", "output FIFO path (default DIR/out)")
 	f.create = fs.Bool("create", true, "create the directory and missing FIFOs, remove on exit those created; false: wait until both exist")
-	fs.Var(&f.perm, "perm", "mode of FIFOs it creates")
+	fs.Var(&f.perm, "perm", "who may use the FIFOs it creates: write the input FIFOs, read the output FIFO (0660: in 0620, out 0640)")
 	f.mode = fs.String("mode", "stream", "stream: one long-lived child; exec: one child per request")
 	f.restart = fs.String("restart", "on-failure", "stream mode: never, on-failure or always")
 	f.maxRestarts = fs.Int("max-restarts", 5, "give up after this many restarts inside -restart-window (negative: never give up)")

@@ -67,7 +67,7 @@ func sweepOnce(log *slog.Logger, replies *sharedir.Dir, named func(string) bool,
 		if !named(name) {
 			ok, err := fifo.RemoveUnreadAt(replies, name, before)
 			if err != nil {
-				log.Debug("reply sweep: left alone", "name", name, "err", err)
+				log.Debug("reply sweep: left one alone", "err", fifo.Unnamed("reply sweep", err))
 			}
 			if ok {
 				removed++

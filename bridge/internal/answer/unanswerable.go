@@ -12,7 +12,8 @@ import (
 // NotAReply says whether err, from opening a request's reply FIFO, means
 // that the name is no usable reply FIFO at all (missing, a link, another
 // file, a FIFO with more names): nobody can be listening there, so the
-// error frame goes to the output FIFO, as for any bad request.
+// error frame goes to the output FIFO, as for any bad request (its text
+// does not name the FIFO: see fifo.Unnamed).
 func NotAReply(err error) bool {
 	return errors.Is(err, fifo.ErrNotFIFO) || errors.Is(err, sharedir.ErrSymlink) || errors.Is(err, fs.ErrNotExist)
 }
@@ -25,6 +26,6 @@ func DropUnanswerable(log *slog.Logger, replies *sharedir.Dir, name string, open
 		return
 	}
 	if err := fifo.RemoveAt(replies, name); err != nil {
-		log.Warn("cannot remove the reply fifo that could not be opened", "reply", name, "err", err)
+		log.Warn("cannot remove the reply fifo that could not be opened", "err", fifo.Unnamed("remove reply fifo", err))
 	}
 }

@@ -1,12 +1,15 @@
 // Package follow keeps the agent's FIFO ends on the FIFOs their paths
-// name: a FIFO replaced by someone else is served in place of the old one,
-// and with -create a missing one is made again. Entries are looked at
-// through their directory's descriptor, never following a link.
+// name: a FIFO replaced by someone else is served in place of the old one
+// (an input FIFO that users other than the agent's may read is named in
+// the log), and with -create a missing one is made again, with its End's
+// mode. Entries are looked at through their directory's descriptor, never
+// following a link.
 package follow
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -42,12 +45,16 @@ type End struct {
 	Name string
 	Path string
 	FIFO Reopener
+	// Mode is the mode of the FIFO made again (see fifo.InputMode).
+	Mode os.FileMode
+	// Input says the FIFO carries requests: a new one that users other
+	// than the agent's may read is named in the log.
+	Input bool
 }
 
 // Options says how Ends remakes and reports.
 type Options struct {
-	Create bool        // make a missing FIFO again
-	Perm   os.FileMode // the mode of a FIFO made again
+	Create bool // make a missing FIFO again
 	Log    *slog.Logger
 	// Sink, when one of the ends, gets the bytes left in a replaced FIFO
 	// moved at once.
@@ -68,7 +75,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
 	reopen := func(f End, create bool) {
-		changed, made, err := f.FIFO.Reopen(create, o.Perm)
+		changed, made, err := f.FIFO.Reopen(create, f.Mode)
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
 			if !reported[f.Path] {
@@ -78,6 +85,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			return
 		case changed:
 			o.Log.Info("fifo replaced; serving the new one", "path", f.Path, "created", made)
+			warnReaders(o.Log, f)
 			if o.Sink != nil && f.FIFO == Reopener(o.Sink) {
 				// Output waiting in the old FIFO moves now, not with the
 				// child's next write; closing the sink ends the wait.
@@ -115,5 +123,19 @@ func Ends(ctx context.Context, ends []End, o Options) {
 				delete(missing, f.Path)
 			}
 		}
+	}
+}
+
+// warnReaders logs a warning when f is an input FIFO that users other than
+// the agent's may read: someone replaced it with a FIFO of their own, or
+// of a mode that lets others read the requests and learn their reply
+// FIFOs' names.
+func warnReaders(log *slog.Logger, f End) {
+	if !f.Input {
+		return
+	}
+	if st, err := f.Dir.Stat(f.Name); err == nil && fifo.OthersMayRead(&st, os.Geteuid()) {
+		log.Warn("input fifo readable by other users: they can read the requests and the names of their reply fifos",
+			"path", f.Path, "mode", fmt.Sprintf("%04o", st.Mode&0o7777), "uid", st.Uid)
 	}
 }

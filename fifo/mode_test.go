@@ -1,0 +1,50 @@
+package fifo
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestModes: -perm gives its write bits to the input FIFOs and its read
+// bits to the output FIFO; the owner always reads and writes both.
+func TestModes(t *testing.T) {
+	for _, tc := range []struct{ perm, in, out os.FileMode }{
+		{0o660, 0o620, 0o640},
+		{0o666, 0o622, 0o644},
+		{0o600, 0o600, 0o600},
+		{0o640, 0o600, 0o640},
+		{0o602, 0o602, 0o600},
+		{0o777, 0o622, 0o644},
+		{0o000, 0o600, 0o600},
+		{0o660 | os.ModeSetgid | os.ModeSticky, 0o620, 0o640},
+	} {
+		require.Equal(t, tc.in, InputMode(tc.perm), "InputMode(%04o)", tc.perm)
+		require.Equal(t, tc.out, OutputMode(tc.perm), "OutputMode(%04o)", tc.perm)
+	}
+}
+
+// TestOthersMayRead: group or other read bits, or an owner who is neither
+// the user asked about nor root.
+func TestOthersMayRead(t *testing.T) {
+	for _, tc := range []struct {
+		mode     uint32
+		owner    uint32
+		uid      int
+		mayRead  bool
+		describe string
+	}{
+		{0o620, 1000, 1000, false, "the agent's own, write-only to others"},
+		{0o600, 0, 1000, false, "root's"},
+		{0o640, 1000, 1000, true, "group may read"},
+		{0o604, 1000, 1000, true, "others may read"},
+		{0o200, 2000, 1000, true, "another user's, who may chmod it"},
+		{0o620, 0, 0, false, "root's, agent root"},
+		{0o620, 2000, 0, true, "another user's, agent root"},
+	} {
+		st := unix.Stat_t{Mode: unix.S_IFIFO | tc.mode, Uid: tc.owner}
+		require.Equal(t, tc.mayRead, OthersMayRead(&st, tc.uid), tc.describe)
+	}
+}
