@@ -356,7 +356,8 @@ func (s *Engine) Snapshot() status.Status {
 		st.State = string(child.StateStarting)
 	}
 	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts,
-		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String()}
+		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String(),
+		QuickExits: snap.QuickExits, CrashLoop: snap.CrashLoop}
 	if s.tty != nil {
 		size := s.tty.winsize()
 		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}
