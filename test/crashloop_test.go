@@ -72,8 +72,8 @@ func TestHealthCrashLoopBackoff(t *testing.T) {
 	}{
 		// 100ms, 200ms, ... 1.6s, then three backoffs at the 3s cap.
 		{"backoff past the window", "1s", 9, "100ms", "3s", 6 * time.Second},
-		// Three quick deaths, then steady: 10 s, not the 30 s window.
-		{"recovered", "30s", 3, "100ms", "100ms", 18 * time.Second},
+		// Five quick deaths, then steady: 10 s, not the 30 s window.
+		{"recovered", "30s", 5, "100ms", "100ms", 18 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
