@@ -24,23 +24,28 @@ func lookPathCode(err error) int {
 	return (&StartError{Err: err}).Code()
 }
 
-// TestLookPath: what LookPath says of a program, for the agent's own user
-// and, as root, for another: 127 for nothing there (a missing #!
-// interpreter included), 126 for what may not be run (the program or its
-// interpreter), 0 for what execve(2) would run.
-func TestLookPath(t *testing.T) {
-	leakcheck.Check(t)
+// lookPathDir makes a directory every user may reach, and returns it and
+// a function that writes a file there with a mode, returning its path.
+func lookPathDir(t *testing.T) (string, func(name, text string, mode os.FileMode) string) {
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o755))
 	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755)) // other users may reach dir
-	file := func(name, text string, mode os.FileMode) string {
+	return dir, func(name, text string, mode os.FileMode) string {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
 		require.NoError(t, os.Chmod(path, mode))
 		return path
 	}
+}
+
+// TestLookPath: what LookPath says of a program for the agent's own user:
+// 127 for nothing there (a missing #! interpreter included), 126 for what
+// may not be run (the program or its interpreter), 0 for what execve(2)
+// would run.
+func TestLookPath(t *testing.T) {
+	leakcheck.Check(t)
+	dir, file := lookPathDir(t)
 	notExec := file("notexec", "#!/bin/sh\n", 0o644)
-	onlyOwner := file("onlyowner", "#!/bin/sh\n", 0o700)
 	sh, err := exec.LookPath("sh")
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -70,10 +75,16 @@ func TestLookPath(t *testing.T) {
 			require.Equal(t, tc.want, lookPathCode(err), "LookPath(%q): %v", tc.program, err)
 		})
 	}
-	if os.Geteuid() != 0 {
-		t.Log("not root: the checks for another user are not made")
-		return
-	}
+}
+
+// TestLookPathAsUser: as root, LookPath answers for the child's user, its
+// groups and the directories on the way, and leaves no thread with the
+// child's credentials.
+func TestLookPathAsUser(t *testing.T) {
+	requireRoot(t, "checking for another user")
+	leakcheck.Check(t)
+	dir, file := lookPathDir(t)
+	onlyOwner := file("onlyowner", "#!/bin/sh\n", 0o700)
 	private := filepath.Join(dir, "private")
 	require.NoError(t, os.Mkdir(private, 0o700))
 	hidden := filepath.Join(private, "run")
@@ -87,7 +98,7 @@ func TestLookPath(t *testing.T) {
 		cred    *syscall.Credential
 		want    int
 	}{
-		{"a script", filepath.Join(dir, "ok"), nobody, 0},
+		{"a script", file("ok", "#!/bin/sh\nexit 0\n", 0o755), nobody, 0},
 		{"only for its owner", onlyOwner, nobody, 126},
 		// 0755 itself, in a directory the user may not search.
 		{"in a private directory", hidden, nobody, 126},
