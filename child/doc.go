@@ -61,4 +61,13 @@
 //     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
 //     (EMFILE) still stops a tree: the files a stop opens come from a
 //     reserve of descriptors when none is left (internal/procfs).
+//   - LookPath asks the kernel as the child would: with a Credential, on a
+//     thread that takes the child's ids for the check and is then ended,
+//     so no other goroutine ever runs with them. A script's #!
+//     interpreter is checked too, one level deep.
+//   - A Supervisor's Snapshot says when its child is in a crash loop:
+//     from the third run in a row that ended within Window, through the
+//     backoffs, until the current child has run 10 s (or a whole Window,
+//     when shorter); Changed is called when that ends by the child
+//     running long enough.
 package child

@@ -3,11 +3,9 @@ package child
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -19,9 +17,35 @@ import (
 // is looked up on PATH. Unlike exec.LookPath it tells a program that is
 // there but not executable for that user (an error wrapping EACCES: exit
 // 126) from one that is nowhere (exec.ErrNotFound or ENOENT: 127).
-func LookPath(program string, cred *syscall.Credential) (string, error) {
+//
+// The kernel answers for the child: with cred, the checks run on a thread
+// that has the child's credentials (asUser), so a directory on the way
+// that the child may not search refuses, as its execve(2) would. A
+// script's #! interpreter is checked the same way, one level deep (the
+// kernel follows an interpreter that is itself a script a few levels
+// more; such a chain is left to the start): a missing interpreter is
+// ENOENT (127, as execve(2) reports it, and docker run), one the child
+// may not execute EACCES (126).
+func LookPath(program string, cred *syscall.Credential) (path string, err error) {
+	if cred == nil {
+		return lookPath(program, unix.AT_EACCESS)
+	}
+	// The thread's real ids are the child's: access(2) without
+	// AT_EACCESS, which works on every kernel, asks for them.
+	if terr := asUser(cred, func() { path, err = lookPath(program, 0) }); terr != nil {
+		return "", terr
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w (for uid %d)", err, cred.Uid)
+	}
+	return path, nil
+}
+
+// lookPath is LookPath with the calling thread's credentials; accessFlags
+// are faccessat(2)'s.
+func lookPath(program string, accessFlags int) (string, error) {
 	if strings.Contains(program, "/") {
-		return program, executable(program, cred)
+		return program, executable(program, accessFlags)
 	}
 	denied := ""
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
@@ -29,7 +53,7 @@ func LookPath(program string, cred *syscall.Credential) (string, error) {
 			dir = "."
 		}
 		path := filepath.Join(dir, program)
-		err := executable(path, cred)
+		err := executable(path, accessFlags)
 		if err == nil {
 			return path, nil
 		}
@@ -43,41 +67,71 @@ func LookPath(program string, cred *syscall.Credential) (string, error) {
 	return "", fmt.Errorf("%q: %w", program, exec.ErrNotFound)
 }
 
-// executable returns nil when path is a regular file that cred (nil: the
-// agent's user) may execute, ENOENT when there is nothing, and EACCES
-// otherwise.
-func executable(path string, cred *syscall.Credential) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return fmt.Errorf("%s: %w", path, unix.EACCES)
+// executable returns nil when execve(2) of path would find a regular file
+// it may run, and, for a script, an interpreter it may run; an error
+// wrapping ENOENT when there is nothing (a missing directory on the way
+// included), EACCES when it may not, another errno (ENOTDIR, ELOOP) as
+// the kernel gives it.
+func executable(path string, accessFlags int) error {
+	if err := runnable(path, accessFlags); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file: %w", path, unix.EACCES)
-	}
-	if cred == nil {
-		if err := unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS); err != nil {
-			return fmt.Errorf("%s: %w", path, unix.EACCES)
-		}
+	interp, ok := interpreter(path)
+	if !ok {
 		return nil
 	}
-	st := fi.Sys().(*syscall.Stat_t)
-	perm := fi.Mode().Perm()
-	var bit os.FileMode
-	switch {
-	case cred.Uid == 0:
-		bit = 0o111 // root may run what anyone may
-	case st.Uid == cred.Uid:
-		bit = 0o100
-	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
-		bit = 0o010
-	default:
-		bit = 0o001
-	}
-	if perm&bit == 0 {
-		return fmt.Errorf("%s: not executable for uid %d: %w", path, cred.Uid, unix.EACCES)
+	if err := runnable(interp, accessFlags); err != nil {
+		return fmt.Errorf("%s: bad interpreter %s: %w", path, interp, err)
 	}
 	return nil
 }
+
+// runnable is the check of one file: a regular file whose execute
+// permission the calling thread has. Its error is a bare errno.
+func runnable(path string, accessFlags int) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("not a regular file: %w", unix.EACCES)
+	}
+	if err := unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, accessFlags); err != nil {
+		return fmt.Errorf("no permission to execute: %w", unix.EACCES)
+	}
+	return nil
+}
+
+// interpreter returns the interpreter of the script at path, as the
+// kernel reads its #! line: after "#!" and blanks, up to a blank or the
+// end of the line, within the first shebangMax bytes. ok is false for a
+// file that is no script, and for one the calling thread may not read:
+// its interpreter, which opens it by name, could not either, and reports
+// that itself.
+func interpreter(path string) (interp string, ok bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, shebangMax)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n < 2 || string(buf[:2]) != "#!" {
+		return "", false
+	}
+	line := strings.TrimLeft(string(buf[2:n]), " \t")
+	end := strings.IndexAny(line, " \t\n")
+	if end < 0 && n < shebangMax {
+		end = len(line) // the file ends with its #! line
+	}
+	if end <= 0 {
+		// No interpreter, or one cut off by the limit: the start
+		// reports what the kernel says.
+		return "", false
+	}
+	return line[:end], true
+}
+
+// shebangMax is how much of a script the kernel reads for its #! line
+// (BINPRM_BUF_SIZE).
+const shebangMax = 256

@@ -67,13 +67,22 @@ type Snapshot struct {
 	Restarts int
 	// RecentRestarts counts the restarts inside the last Window.
 	RecentRestarts int
-	LastExit       *ExitStatus
-	LastAt         time.Time
+	// QuickExits counts the runs in a row that each ended within Window;
+	// CrashLoop says the child is in a crash loop: from the third such
+	// run, through its backoffs, until the current child has run for
+	// 10 s, or a whole Window when that is shorter.
+	QuickExits int
+	CrashLoop  bool
+	LastExit   *ExitStatus
+	LastAt     time.Time // when the last child exited
 }
 
 // Supervisor keeps one child running: it starts it, cleans up its tree when
 // it ends, and restarts it by Policy with a doubling backoff, giving up after
-// MaxRestarts restarts within Window.
+// MaxRestarts restarts within Window. Its Snapshot says when the child is
+// in a crash loop (see crashLoop), and Changed is called when a child
+// leaves one by running long enough, so that a status file says so at
+// once.
 type Supervisor struct {
 	Reaper *Reaper
 	Log    *slog.Logger
@@ -102,6 +111,7 @@ type Supervisor struct {
 	snap   Snapshot
 	cur    *Process
 	recent []time.Time // restart times, the oldest first; those past Window are dropped at each exit
+	loop   crashLoop
 }
 
 // Run supervises until the child ends and is not restarted, or until ctx is
@@ -109,6 +119,9 @@ type Supervisor struct {
 // returns the last child's exit status, or the error of a failed start.
 func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 	s.setState(StateStarting)
+	s.mu.Lock()
+	s.loop.window = s.Window
+	s.mu.Unlock()
 	delay := s.BackoffMin
 	for {
 		if ctx.Err() != nil { // a stop came before the first start
@@ -123,19 +136,8 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		s.started(p)
 		s.Log.Info("child started", "pid", p.Pid)
 
-		var st ExitStatus
-		select {
-		case <-p.Done():
-			if s.Hangup != nil {
-				s.Hangup(p)
-			}
-			st = s.Reaper.Stop(p, s.StopSignal, s.StopTimeout) // the rest of its tree
-		case <-ctx.Done():
-			s.setState(StateStopping)
-			s.Log.Info("stopping child", "pid", p.Pid, "signal", SignalName(s.StopSignal), "timeout", s.StopTimeout)
-			st = s.Reaper.Stop(p, s.StopSignal, s.StopTimeout)
-		}
-		s.ended(p, st)
+		st, at := s.await(ctx, p)
+		s.ended(st, at)
 		s.Log.Info("child exited", "pid", p.Pid, "status", st.String())
 		restart := ctx.Err() == nil && s.Policy.restarts(st) && s.mayRestart(p, st, &delay)
 		if !restart {
@@ -164,6 +166,39 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		s.recent = append(s.recent, time.Now())
 		s.snap.Restarts++
 		s.mu.Unlock()
+	}
+}
+
+// await waits until p exits, or until ctx is done, which stops it, and
+// returns its status and when it ended, once the rest of its tree is
+// stopped. While p runs in a crash loop it calls Changed when p has run
+// long enough to leave it.
+func (s *Supervisor) await(ctx context.Context, p *Process) (ExitStatus, time.Time) {
+	s.mu.Lock()
+	leaves := s.loop.leavesIn(time.Now())
+	s.mu.Unlock()
+	var settled <-chan time.Time
+	if leaves > 0 {
+		t := time.NewTimer(leaves)
+		defer t.Stop()
+		settled = t.C
+	}
+	for {
+		select {
+		case <-settled:
+			settled = nil
+			s.changed()
+		case <-p.Done():
+			at := time.Now()
+			if s.Hangup != nil {
+				s.Hangup(p)
+			}
+			return s.Reaper.Stop(p, s.StopSignal, s.StopTimeout), at // the rest of its tree
+		case <-ctx.Done():
+			s.setState(StateStopping)
+			s.Log.Info("stopping child", "pid", p.Pid, "signal", SignalName(s.StopSignal), "timeout", s.StopTimeout)
+			return s.Reaper.Stop(p, s.StopSignal, s.StopTimeout), time.Now()
+		}
 	}
 }
 
@@ -203,7 +238,9 @@ func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := s.snap
-	snap.RecentRestarts = len(s.inWindow(time.Now()))
+	now := time.Now()
+	snap.RecentRestarts = len(s.inWindow(now))
+	snap.QuickExits, snap.CrashLoop = s.loop.quick, s.loop.in(now)
 	return snap
 }
 
@@ -222,6 +259,10 @@ func (s *Supervisor) setState(st State) {
 	s.mu.Lock()
 	s.snap.State = st
 	s.mu.Unlock()
+	s.changed()
+}
+
+func (s *Supervisor) changed() {
 	if s.Changed != nil {
 		s.Changed()
 	}
@@ -235,20 +276,19 @@ func (s *Supervisor) started(p *Process) {
 	if s.snap.State != StateStopping {
 		s.snap.State = StateRunning
 	}
+	s.loop.start(p.Started)
 	s.mu.Unlock()
-	if s.Changed != nil {
-		s.Changed()
-	}
+	s.changed()
 }
 
-func (s *Supervisor) ended(p *Process, st ExitStatus) {
+// ended records the status of the child that ended at at.
+func (s *Supervisor) ended(st ExitStatus, at time.Time) {
 	s.mu.Lock()
 	s.cur = nil
 	s.snap.Pid = 0
 	s.snap.LastExit = &st
-	s.snap.LastAt = time.Now()
+	s.snap.LastAt = at
+	s.loop.exit(at)
 	s.mu.Unlock()
-	if s.Changed != nil {
-		s.Changed()
-	}
+	s.changed()
 }

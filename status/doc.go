@@ -19,7 +19,8 @@
 //     AgentAlive tells from any PID namespace whether one does. The shared
 //     lock it takes to ask lasts microseconds, and Lock tries again for
 //     probeGrace, so that asking never makes an agent that starts fail.
-//   - Check calls a crash loop unhealthy: CrashLoop or more restarts inside
-//     -restart-window (the status file carries the count and the window),
-//     whether the child runs or waits to restart.
+//   - Check calls a child in a crash loop unhealthy, whether it runs or
+//     waits to restart. The agent decides that (child.Supervisor) and
+//     writes its verdict, ChildStatus.CrashLoop; Check reads it and
+//     judges no runs itself.
 package status

@@ -11,12 +11,10 @@ const Stale = 15 * time.Second
 
 // Check reports why the agent serving dir, whose status file is at path, is
 // not healthy, or nil when it is: the status is fresh, an agent holds
-// dir/lock, its state is running or backoff, and its child has been
-// restarted fewer than CrashLoop times inside -restart-window. The pid in
-// the file is not
-// consulted: it means nothing in another PID namespace (a host checking a
-// container's directory), where the lock still tells, at once, that the
-// agent is gone.
+// dir/lock, its state is running or backoff, and its child is not in a
+// crash loop. The pid in the file is not consulted: it means nothing in
+// another PID namespace (a host checking a container's directory), where
+// the lock still tells, at once, that the agent is gone.
 func Check(dir, path string, now time.Time) error {
 	s, err := Read(path)
 	if err != nil {
@@ -39,18 +37,19 @@ func Check(dir, path string, now time.Time) error {
 	if s.State != "running" && s.State != "backoff" {
 		return fmt.Errorf("agent state is %q", s.State)
 	}
-	if n := s.Child.RecentRestarts; n >= CrashLoop {
-		return fmt.Errorf("crash loop: %d restarts within -restart-window (%s)", n, orUnknown(s.Child.RestartWindow))
-	}
-	return nil
+	return s.Child.crashLoop()
 }
 
-// CrashLoop is the number of restarts inside -restart-window from which
-// the agent is unhealthy, whether its child runs or waits to restart: a
-// child that keeps dying is not a healthy service, as Kubernetes'
-// CrashLoopBackOff says. Once the restarts fall out of the window, the
-// agent is healthy again.
-const CrashLoop = 3
+// crashLoop reports a child in a crash loop, as the agent decided it
+// (ChildStatus.CrashLoop): health does not judge the runs itself, so
+// that the rule lives in one place, the supervisor's, and holds for
+// every child the file describes.
+func (c ChildStatus) crashLoop() error {
+	if !c.CrashLoop {
+		return nil
+	}
+	return fmt.Errorf("crash loop: %d runs in a row ended within -restart-window (%s)", c.QuickExits, orUnknown(c.RestartWindow))
+}
 
 func orUnknown(s string) string {
 	if s == "" {

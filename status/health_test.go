@@ -1,7 +1,6 @@
 package status
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,8 +53,9 @@ func TestCheck(t *testing.T) {
 	require.ErrorContains(t, Check(dir, path, now), "gone")
 }
 
-// TestCheckCrashLoop: from the third restart inside -restart-window the
-// agent is unhealthy, running or in backoff, and the reason says so.
+// TestCheckCrashLoop: health goes by the agent's verdict, crash_loop,
+// running or in backoff, and the reason says so; restarts inside
+// -restart-window, however many, no longer decide.
 func TestCheckCrashLoop(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "status.json")
@@ -67,16 +67,17 @@ func TestCheckCrashLoop(t *testing.T) {
 	defer lock.Close()
 	now := time.Now()
 	for _, state := range []string{"running", "backoff"} {
-		for recent := range 5 {
+		for _, loop := range []bool{false, true} {
 			s := Status{State: state, UpdatedAt: now}
-			s.Child.Restarts, s.Child.RecentRestarts, s.Child.RestartWindow = recent+7, recent, "1m0s"
+			s.Child.Restarts, s.Child.RecentRestarts, s.Child.RestartWindow = 12, 9, "1m0s"
+			s.Child.QuickExits, s.Child.CrashLoop = 4, loop
 			writeFile(t, path, s)
 			err := Check(dir, path, now)
-			if recent < CrashLoop {
-				require.NoError(t, err, "%s with %d restarts in the window", state, recent)
+			if !loop {
+				require.NoError(t, err, "%s, not in a crash loop, with 9 restarts in the window", state)
 				continue
 			}
-			require.EqualError(t, err, fmt.Sprintf("crash loop: %d restarts within -restart-window (1m0s)", recent))
+			require.EqualError(t, err, "crash loop: 4 runs in a row ended within -restart-window (1m0s)", state)
 		}
 	}
 }

@@ -16,7 +16,7 @@ func TestStatusFileJSON(t *testing.T) {
 	full := Status{PID: 1, Mode: "stream", State: "running", StartedAt: at, UpdatedAt: at.Add(time.Second),
 		In: "/run/fifobridge/in", Out: "/run/fifobridge/out", Containment: "cgroup", FDs: 9, Goroutines: 12,
 		Child: ChildStatus{PID: 12, Starts: 2, Restarts: 1, RecentRestarts: 1, RestartWindow: "1m0s",
-			LastExit: &LastExit{Code: 143, Signal: "TERM", At: at}, TTY: &TTY{Cols: 80, Rows: 24}},
+			QuickExits: 3, CrashLoop: true, LastExit: &LastExit{Code: 143, Signal: "TERM", At: at}, TTY: &TTY{Cols: 80, Rows: 24}},
 		Requests: Requests{Accepted: 5, Rejected: 1, Active: 2, Completed: 3},
 		Tee:      &Tee{Written: 100, Dropped: 7}}
 	bare := Status{PID: 1, Mode: "exec", State: "starting", StartedAt: at, UpdatedAt: at, In: "/d/in", Out: "/d/out"}
@@ -28,11 +28,11 @@ func TestStatusFileJSON(t *testing.T) {
 			`"updated_at":"2025-03-04T05:06:08.89Z","in":"/run/fifobridge/in","out":"/run/fifobridge/out",` +
 			`"containment":"cgroup","fds":9,"goroutines":12,` +
 			`"child":{"pid":12,"starts":2,"restarts":1,"recent_restarts":1,"restart_window":"1m0s",` +
-			`"last_exit":{"code":143,"signal":"TERM","at":"2025-03-04T05:06:07.89Z"},"tty":{"cols":80,"rows":24}},` +
+			`"quick_exits":3,"crash_loop":true,"last_exit":{"code":143,"signal":"TERM","at":"2025-03-04T05:06:07.89Z"},"tty":{"cols":80,"rows":24}},` +
 			`"requests":{"accepted":5,"rejected":1,"active":2,"completed":3},"tee":{"written":100,"dropped":7}}` + "\n"},
 		"no optional field": {bare, `{"pid":1,"mode":"exec","state":"starting","started_at":"2025-03-04T05:06:07.89Z",` +
 			`"updated_at":"2025-03-04T05:06:07.89Z","in":"/d/in","out":"/d/out","fds":0,"goroutines":0,` +
-			`"child":{"pid":0,"starts":0,"restarts":0,"recent_restarts":0,"last_exit":null},` +
+			`"child":{"pid":0,"starts":0,"restarts":0,"recent_restarts":0,"quick_exits":0,"crash_loop":false,"last_exit":null},` +
 			`"requests":{"accepted":0,"rejected":0,"active":0,"completed":0}}` + "\n"},
 	} {
 		t.Run(name, func(t *testing.T) {

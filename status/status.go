@@ -53,12 +53,19 @@ type ChildStatus struct {
 	Starts   int `json:"starts"`
 	Restarts int `json:"restarts"`
 	// RecentRestarts counts the restarts inside the last RestartWindow
-	// (-restart-window, a Go duration): from CrashLoop restarts on, health
-	// calls the agent unhealthy. In exec mode it is 0 and the window is
-	// absent.
-	RecentRestarts int       `json:"recent_restarts"`
-	RestartWindow  string    `json:"restart_window,omitempty"`
-	LastExit       *LastExit `json:"last_exit"`
+	// (-restart-window, a Go duration), for people; health goes by
+	// CrashLoop. In exec mode it is 0 and the window is absent.
+	RecentRestarts int    `json:"recent_restarts"`
+	RestartWindow  string `json:"restart_window,omitempty"`
+	// QuickExits counts the child's runs in a row that each ended within
+	// RestartWindow. CrashLoop is the agent's verdict, which health
+	// reads: the child is in a crash loop from its third such run,
+	// through its backoffs, until the current child has run for 10 s (or
+	// a whole RestartWindow when that is shorter). The agent rewrites the
+	// file when the verdict changes. Both are 0 and false in exec mode.
+	QuickExits int       `json:"quick_exits"`
+	CrashLoop  bool      `json:"crash_loop"`
+	LastExit   *LastExit `json:"last_exit"`
 	// TTY is the window size of the child's terminal (-tty); absent when
 	// the child has none.
 	TTY *TTY `json:"tty,omitempty"`

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,6 +74,43 @@ func TestLastWordsGivenUp(t *testing.T) {
 			t.Fatalf("agent exited %d, want 3", code)
 		}
 	})
+}
+
+// TestLastWordsTee (issue 26): an agent run with -tee does not wait for a
+// reader of its output FIFO: the last words are in its log already
+// (docker run -e FIFOBRIDGE_TEE=true IMAGE echo hi took -stop-timeout).
+// With nobody on out it exits as soon as the child does, far below
+// -stop-timeout, with the words on its stdout; with a terminal too.
+func TestLastWordsTee(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"pipes", nil},
+		{"terminal", []string{"-tty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkLeaks(t, false)
+			stdout, err := os.CreateTemp(t.TempDir(), "stdout")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			a := startTeeAgent(t, stdout, append([]string{"-restart", "never", "-stop-timeout", "60s"}, tc.flags...),
+				sh(t, "echo in the log; exit 3")...)
+			// Far below -stop-timeout: nothing waits for a reader.
+			if code := a.wait(30 * time.Second); code != 3 {
+				t.Fatalf("agent exited %d, want 3", code)
+			}
+			if b, err := os.ReadFile(stdout.Name()); err != nil || !strings.Contains(string(b), "in the log") {
+				t.Fatalf("the child's words are not in the agent's stdout: %q, %v", b, err)
+			}
+			if strings.Contains(a.stderr(), "last output was not read") {
+				t.Fatalf("the agent waited for a reader:\n%s", a.stderr())
+			}
+		})
+	}
 }
 
 // waitLastExit waits until the status file shows that the child exited,

@@ -9,7 +9,13 @@
 //     and the child's stdout reaches the output FIFO byte for byte; stderr is
 //     the agent's own, or with -stderr out the same pipe as stdout.
 //   - Writers of the input FIFO coming and going never give the child EOF.
-//   - Output waits for a reader (backpressure); nothing is dropped.
+//   - Output waits for a reader (backpressure); nothing is dropped while
+//     a child runs. A last child's output (its last words) waits for a
+//     reader for up to -stop-timeout; at a stop, or with the -tee copy
+//     (the log has the words), it gets flushGrace to reach the output
+//     FIFO and nothing waits for a reader.
+//   - With -tee every byte of the output is offered to the copy on the
+//     agent's stdout, the last ones drained at the end included.
 //   - Input read from the FIFO but not consumed by a child that ended, even
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and

@@ -284,13 +284,21 @@ func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 // exited cleans up after a child whose tree is gone: the terminal comes
 // back to the agent, and the child is unwired. A last child that ended by
 // itself keeps its last words: its output waits for a reader for up to
-// -stop-timeout (a stop cuts that short).
+// -stop-timeout (a stop cuts that short). With the -tee copy the log
+// has them already: the last child's output is then given up as a
+// stop's is, after flushGrace, and nothing waits for a reader.
 func (s *Engine) exited(p *child.Process, last bool) {
 	if err := s.cfg.Terminal.TakeBack(p); err != nil {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
 	}
 	giveUp, grace := s.ctx, flushGrace
-	if last && s.ctx.Err() == nil && s.conv == nil { // a transcript never waits for its reader
+	switch {
+	case !last || s.ctx.Err() != nil || s.conv != nil: // a restart, a stop; a transcript never waits for its reader
+	case s.tee != nil:
+		ctx, cancel := context.WithCancel(s.ctx)
+		cancel()
+		giveUp = ctx
+	default:
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StopTimeout)
 		defer cancel()
 		giveUp, grace = ctx, 0
@@ -356,7 +364,8 @@ func (s *Engine) Snapshot() status.Status {
 		st.State = string(child.StateStarting)
 	}
 	st.Child = status.ChildStatus{PID: snap.Pid, Starts: snap.Starts, Restarts: snap.Restarts,
-		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String()}
+		RecentRestarts: snap.RecentRestarts, RestartWindow: s.cfg.RestartWindow.String(),
+		QuickExits: snap.QuickExits, CrashLoop: snap.CrashLoop}
 	if s.tty != nil {
 		size := s.tty.winsize()
 		st.Child.TTY = &status.TTY{Cols: int(size.Cols), Rows: int(size.Rows)}

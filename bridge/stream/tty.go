@@ -210,12 +210,9 @@ func (t *terminal) copyOut(w *ttyWiring) {
 	for {
 		n, err := pipeio.Read(w.output, buf)
 		if n > 0 {
-			if werr := t.deliver(buf[:n]); werr != nil {
+			if werr := t.pass(buf[:n]); werr != nil {
 				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
 				return
-			}
-			if t.tee != nil {
-				t.tee.offer(buf[:n])
 			}
 		}
 		switch {
@@ -249,11 +246,21 @@ func (t *terminal) drain(w *ttyWiring) {
 		if n <= 0 || rerr != nil {
 			return
 		}
-		if err := t.deliver(buf[:n]); err != nil {
+		if err := t.pass(buf[:n]); err != nil {
 			t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 			return
 		}
 	}
+}
+
+// pass offers p to the -tee copy, if any, and then delivers it: the log
+// gets every byte the terminal gave, the last ones drained at the end
+// too, also when the output FIFO is given up.
+func (t *terminal) pass(p []byte) error {
+	if t.tee != nil {
+		t.tee.offer(p)
+	}
+	return t.deliver(p)
 }
 
 // deliver passes the terminal's output on: to the output FIFO, waiting

@@ -32,9 +32,10 @@ func run(args []string) int {
 		return exitUsage
 	}
 	// Exec mode starts its program for requests that may come much later:
-	// one that cannot start is the agent's end now, before it makes or
-	// serves a FIFO, with the code a shell gives (127, 126). A stream
-	// child's start reports the same at once.
+	// one that cannot start (missing, not executable by the child's user,
+	// or a script whose #! interpreter is) is the agent's end now, before
+	// it makes or serves a FIFO, with the code a shell gives (127, 126). A
+	// stream child's start reports the same at once.
 	if startErr := lookupProgram(cfg); startErr != nil && cfg.Mode == "exec" {
 		cfg.Log.Error("cannot start the program", "err", startErr)
 		return codes.apply(startErr.Code())

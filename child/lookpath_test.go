@@ -1,0 +1,144 @@
+package child
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
+	"github.com/stretchr/testify/require"
+)
+
+// lookPathCode is the exit code a LookPath error stands for, 0 for none.
+func lookPathCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	return (&StartError{Err: err}).Code()
+}
+
+// lookPathDir makes a directory every user may reach, and returns it and
+// a function that writes a file there with a mode, returning its path.
+func lookPathDir(t *testing.T) (string, func(name, text string, mode os.FileMode) string) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755)) // other users may reach dir
+	return dir, func(name, text string, mode os.FileMode) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+		require.NoError(t, os.Chmod(path, mode))
+		return path
+	}
+}
+
+// TestLookPath: what LookPath says of a program for the agent's own user:
+// 127 for nothing there (a missing #! interpreter included), 126 for what
+// may not be run (the program or its interpreter), 0 for what execve(2)
+// would run.
+func TestLookPath(t *testing.T) {
+	leakcheck.Check(t)
+	dir, file := lookPathDir(t)
+	notExec := file("notexec", "#!/bin/sh\n", 0o644)
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		program string
+		want    int
+	}{
+		{"a script", file("ok", "#!/bin/sh\nexit 0\n", 0o755), 0},
+		{"blanks and an argument", file("args", "#! \t/bin/sh -e\nexit 0\n", 0o755), 0},
+		{"the file ends with its #! line", file("nonl", "#!"+sh, 0o755), 0},
+		{"no #! line", file("plain", "exit 0\n", 0o755), 0},
+		{"an empty file", file("empty", "", 0o755), 0},
+		{"missing", filepath.Join(dir, "nothing"), 127},
+		{"missing directory", filepath.Join(dir, "nodir", "x"), 127},
+		{"not executable", notExec, 126},
+		{"a directory", t.TempDir(), 126},
+		{"interpreter missing", file("nointerp", "#!/nonexistent/sh\n", 0o755), 127},
+		// The kernel takes a \r as part of the name: bad interpreter.
+		{"interpreter with a CR", file("crlf", "#!/bin/sh\r\nexit 0\r\n", 0o755), 127},
+		{"interpreter not executable", file("badinterp", "#!"+notExec+"\n", 0o755), 126},
+		{"interpreter a directory", file("dirinterp", "#!"+dir+"\n", 0o755), 126},
+		{"on PATH", "sh", 0},
+		{"not on PATH", "fifobridge-no-such-program", 127},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LookPath(tc.program, nil)
+			require.Equal(t, tc.want, lookPathCode(err), "LookPath(%q): %v", tc.program, err)
+		})
+	}
+}
+
+// TestLookPathAsUser: as root, LookPath answers for the child's user, its
+// groups and the directories on the way, and leaves no thread with the
+// child's credentials.
+func TestLookPathAsUser(t *testing.T) {
+	requireRoot(t, "checking for another user")
+	leakcheck.Check(t)
+	dir, file := lookPathDir(t)
+	onlyOwner := file("onlyowner", "#!/bin/sh\n", 0o700)
+	private := filepath.Join(dir, "private")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	hidden := filepath.Join(private, "run")
+	require.NoError(t, os.WriteFile(hidden, []byte("#!/bin/sh\n"), 0o755))
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
+	groupOnly := file("grouponly", "#!/bin/sh\n", 0o750)
+	require.NoError(t, os.Chown(groupOnly, 0, 4242))
+	for _, tc := range []struct {
+		name    string
+		program string
+		cred    *syscall.Credential
+		want    int
+	}{
+		{"a script", file("ok", "#!/bin/sh\nexit 0\n", 0o755), nobody, 0},
+		{"only for its owner", onlyOwner, nobody, 126},
+		// 0755 itself, in a directory the user may not search.
+		{"in a private directory", hidden, nobody, 126},
+		{"interpreter only for its owner", file("userinterp", "#!"+onlyOwner+"\n", 0o755), nobody, 126},
+		{"for a supplementary group", groupOnly, &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{4242}}, 0},
+		{"for the primary group", groupOnly, &syscall.Credential{Uid: 65534, Gid: 4242, Groups: []uint32{}}, 0},
+		// Root's own groups are not the child's: cleared, none is left.
+		{"groups cleared", groupOnly, nobody, 126},
+		{"root", onlyOwner, &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}, 0},
+	} {
+		t.Run(fmt.Sprintf("%s for uid %d", tc.name, tc.cred.Uid), func(t *testing.T) {
+			_, err := LookPath(tc.program, tc.cred)
+			require.Equal(t, tc.want, lookPathCode(err), "LookPath(%q) as %+v: %v", tc.program, *tc.cred, err)
+		})
+	}
+	// The threads that took the child's credentials are gone, and the
+	// agent's are as they were.
+	require.Equal(t, 0, os.Geteuid())
+	require.Eventually(t, func() bool { return len(threadsWithUid(t, 65534)) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"threads left with uid 65534: %v", threadsWithUid(t, 65534))
+}
+
+// threadsWithUid lists this process's threads whose real, effective,
+// saved or file system uid is uid.
+func threadsWithUid(t *testing.T, uid int) []string {
+	t.Helper()
+	files, err := filepath.Glob("/proc/self/task/*/status")
+	require.NoError(t, err)
+	var found []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			ids, ok := strings.CutPrefix(line, "Uid:")
+			if ok && slices.Contains(strings.Fields(ids), strconv.Itoa(uid)) {
+				found = append(found, f)
+			}
+		}
+	}
+	return found
+}
