@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,10 +118,7 @@ func requireDocker(t *testing.T) {
 	if why == "" {
 		return
 	}
-	if os.Getenv(privilegedEnv) == "1" {
-		t.Fatalf("Docker tests need a Docker engine as root: %s", why)
-	}
-	t.Skipf("Docker tests need a Docker engine as root: %s", why)
+	testgate.Skip(t, "Docker tests need a Docker engine as root: %s", why)
 }
 
 // buildImages builds the test images from the repository Dockerfile and
@@ -194,10 +192,7 @@ func requireStaticBusybox(t *testing.T) string {
 		return path
 	}
 	why := fmt.Sprintf("the docker tests put a static busybox into their image (Debian: apt-get install busybox-static): %v", err)
-	if os.Getenv(privilegedEnv) == "1" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	testgate.Skip(t, "%s", why)
 	return ""
 }
 
