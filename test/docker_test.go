@@ -656,12 +656,15 @@ func TestDocker(t *testing.T) {
 			env     []string
 			program []string
 			code    int
+			says    string // on stderr, when set
 		}{
-			{"Zero", false, never, []string{"fifobridge", "version"}, 0}, // on PATH
-			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3},
-			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137},
-			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3},
-			{"NotFound", false, never, []string{"/no/such/program"}, 127},
+			{"Zero", false, never, []string{"fifobridge", "version"}, 0, ""}, // on PATH
+			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3, ""},
+			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137, ""},
+			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3, ""},
+			{"NotFound", false, never, []string{"/no/such/program"}, 127, ""},
+			// docker run IMAGE without a command: the hint says where it goes.
+			{"NoProgram", false, nil, nil, 125, "docker run IMAGE my-cli"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -679,6 +682,9 @@ func TestDocker(t *testing.T) {
 				}
 				if res.code != tc.code {
 					t.Errorf("docker start -a (--rm) %q exited with %d, want %d; stdout %q stderr:\n%s", tc.program, res.code, tc.code, res.stdout, res.stderr)
+				}
+				if !strings.Contains(res.stderr, tc.says) {
+					t.Errorf("docker start -a (--rm) %q says %q, not %q", tc.program, res.stderr, tc.says)
 				}
 				if res, err := dockerCmd(dockerTimeout, "inspect", c.name); err != nil || res.code == 0 {
 					t.Errorf("container %s still exists after it ended with --rm (%v)", c.name, err)
