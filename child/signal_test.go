@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,10 +18,7 @@ func requireRoot(t *testing.T, why string) {
 	if os.Getuid() == 0 {
 		return
 	}
-	if os.Getenv("FIFOBRIDGE_REQUIRE_PRIVILEGED") == "1" {
-		t.Fatal(why + " needs root")
-	}
-	t.Skip(why + " needs root")
+	testgate.Skip(t, "%s", why+" needs root")
 }
 
 // startAt starts a sleeping helper, in a process group of its own, with the

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/testgate"
 )
 
 // TestTerminalOutput: a terminal gets a writer that blocks SIGTTOU around
@@ -20,7 +22,7 @@ func TestTerminalOutput(t *testing.T) {
 	}
 	master, slave, err := OpenPTY(Winsize{Cols: 80, Rows: 24})
 	if err != nil {
-		t.Skip(err)
+		testgate.Skip(t, "open a pseudo-terminal: %v", err)
 	}
 	defer master.Close()
 	defer slave.Close()

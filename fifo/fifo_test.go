@@ -214,7 +214,7 @@ func TestWait(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "later", "in")
 		done := make(chan error, 1)
 		go func() { done <- Wait(context.Background(), p) }()
-		time.Sleep(50 * time.Millisecond)
+		waitParked(t, "select", "fifo.nextChange") // watching the parent
 		require.NoError(t, os.Mkdir(filepath.Dir(p), 0o755))
 		_, err := Make(p, 0o600)
 		require.NoError(t, err)

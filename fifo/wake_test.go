@@ -34,7 +34,7 @@ func TestWakeSurvivesReopen(t *testing.T) {
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { _, err := src.SpliceTo(w, pipeio.PipeSize); done <- err }()
-	time.Sleep(50 * time.Millisecond) // SpliceTo waits for bytes
+	waitParked(t, "IO wait", "fifo.(*Source).SpliceTo") // waits for bytes
 
 	// A Wake, then the FIFO is replaced before SpliceTo looks again.
 	require.NoError(t, os.Remove(p))

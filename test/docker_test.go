@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,10 +118,7 @@ func requireDocker(t *testing.T) {
 	if why == "" {
 		return
 	}
-	if os.Getenv(privilegedEnv) == "1" {
-		t.Fatalf("Docker tests need a Docker engine as root: %s", why)
-	}
-	t.Skipf("Docker tests need a Docker engine as root: %s", why)
+	testgate.Skip(t, "Docker tests need a Docker engine as root: %s", why)
 }
 
 // buildImages builds the test images from the repository Dockerfile and
@@ -194,10 +192,7 @@ func requireStaticBusybox(t *testing.T) string {
 		return path
 	}
 	why := fmt.Sprintf("the docker tests put a static busybox into their image (Debian: apt-get install busybox-static): %v", err)
-	if os.Getenv(privilegedEnv) == "1" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	testgate.Skip(t, "%s", why)
 	return ""
 }
 
@@ -661,12 +656,15 @@ func TestDocker(t *testing.T) {
 			env     []string
 			program []string
 			code    int
+			says    string // on stderr, when set
 		}{
-			{"Zero", false, never, []string{"fifobridge", "version"}, 0}, // on PATH
-			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3},
-			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137},
-			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3},
-			{"NotFound", false, never, []string{"/no/such/program"}, 127},
+			{"Zero", false, never, []string{"fifobridge", "version"}, 0, ""}, // on PATH
+			{"Three", true, never, []string{"sh", "-c", "exit 3"}, 3, ""},
+			{"KilledSelf", true, never, []string{"sh", "-c", "kill -KILL $$"}, 137, ""},
+			{"RestartsExhausted", true, []string{"FIFOBRIDGE_MAX_RESTARTS=2", "FIFOBRIDGE_BACKOFF_MIN=10ms"}, []string{"sh", "-c", "exit 3"}, 3, ""},
+			{"NotFound", false, never, []string{"/no/such/program"}, 127, ""},
+			// docker run IMAGE without a command: the hint says where it goes.
+			{"NoProgram", false, nil, nil, 125, "docker run IMAGE my-cli"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -684,6 +682,9 @@ func TestDocker(t *testing.T) {
 				}
 				if res.code != tc.code {
 					t.Errorf("docker start -a (--rm) %q exited with %d, want %d; stdout %q stderr:\n%s", tc.program, res.code, tc.code, res.stdout, res.stderr)
+				}
+				if !strings.Contains(res.stderr, tc.says) {
+					t.Errorf("docker start -a (--rm) %q says %q, not %q", tc.program, res.stderr, tc.says)
 				}
 				if res, err := dockerCmd(dockerTimeout, "inspect", c.name); err != nil || res.code == 0 {
 					t.Errorf("container %s still exists after it ended with --rm (%v)", c.name, err)

@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"os"
 	"runtime"
 	"strings"
@@ -103,10 +104,7 @@ func requirePrivileged(t *testing.T, why string) {
 	if privileged.err == nil {
 		return
 	}
-	if os.Getenv(privilegedEnv) == "1" {
-		t.Fatalf("%s: %v", why, privileged.err)
-	}
-	t.Skipf("%s: %v", why, privileged.err)
+	testgate.Skip(t, "%s: %v", why, privileged.err)
 }
 
 // requireOneLine fails t unless stderr holds exactly one non-empty line.

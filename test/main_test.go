@@ -30,8 +30,6 @@ const (
 	// be found in /proc/*/environ. Its value starts with the pid of the
 	// test process.
 	markerEnv = "FIFOBRIDGE_TEST_RUN"
-	// privilegedEnv turns skips of privileged tests into failures.
-	privilegedEnv = "FIFOBRIDGE_REQUIRE_PRIVILEGED"
 	// binaryEnv names a fifobridge binary to test instead of building one.
 	binaryEnv = "FIFOBRIDGE_TEST_BINARY"
 	// raceEnv=1 builds the binary under test with -race: a data race it

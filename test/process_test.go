@@ -469,14 +469,15 @@ func TestExitCodes(t *testing.T) {
 		name string
 		env  []string
 		args []string
+		says string // in the one line, when set
 	}{
-		{"unknown flag", nil, []string{"run", "-no-such-flag", "--", busybox, "cat"}},
-		{"bad -restart", nil, []string{"run", "-restart", "sometimes", "--", busybox, "cat"}},
-		{"bad -mode", nil, []string{"run", "-mode", "batch", "--", busybox, "cat"}},
-		{"bad -stop-timeout", nil, []string{"run", "-stop-timeout", "soon", "--", busybox, "cat"}},
-		{"bad FIFOBRIDGE_STOP_TIMEOUT", []string{"FIFOBRIDGE_STOP_TIMEOUT=soon"}, []string{"run", "--", busybox, "cat"}},
-		{"no PROGRAM", nil, []string{"run"}},
-		{"directory not creatable", nil, []string{"run", "-dir", notDir + "/fb", "--", busybox, "cat"}},
+		{"unknown flag", nil, []string{"run", "-no-such-flag", "--", busybox, "cat"}, ""},
+		{"bad -restart", nil, []string{"run", "-restart", "sometimes", "--", busybox, "cat"}, ""},
+		{"bad -mode", nil, []string{"run", "-mode", "batch", "--", busybox, "cat"}, ""},
+		{"bad -stop-timeout", nil, []string{"run", "-stop-timeout", "soon", "--", busybox, "cat"}, ""},
+		{"bad FIFOBRIDGE_STOP_TIMEOUT", []string{"FIFOBRIDGE_STOP_TIMEOUT=soon"}, []string{"run", "--", busybox, "cat"}, ""},
+		{"no PROGRAM", nil, []string{"run"}, "docker run IMAGE my-cli"},
+		{"directory not creatable", nil, []string{"run", "-dir", notDir + "/fb", "--", busybox, "cat"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -490,6 +491,9 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("fifobridge %q exited with %d, want 125", args, code)
 			}
 			requireOneLine(t, fmt.Sprintf("fifobridge %q", args), stderr)
+			if !strings.Contains(stderr, tc.says) {
+				t.Errorf("fifobridge %q says %q, not %q", args, stderr, tc.says)
+			}
 		})
 	}
 }

@@ -24,11 +24,11 @@ type sendResult struct {
 
 // sendCmd is a started "fifobridge send".
 type sendCmd struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	begin          time.Time
-	done           chan struct{}
-	res            sendResult
+	cmd   *exec.Cmd
+	out   *outputFiles
+	begin time.Time
+	done  chan struct{}
+	res   sendResult
 }
 
 // startSend starts "fifobridge send -dir DIR ARGS..." with stdin as its
@@ -43,36 +43,41 @@ func startSend(t *testing.T, dir string, env []string, stdin []byte, args ...str
 // startSendCmd prepares "fifobridge send -dir DIR ARGS..." for start.
 func startSendCmd(t *testing.T, dir string, env []string, stdin []byte, args ...string) *sendCmd {
 	t.Helper()
+	s, err := newSendCmd(agentEnv(t), dir, env, stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newSendCmd is startSendCmd for any goroutine: base is agentEnv's. The
+// send writes its stdout and stderr into files of its own (outputFiles),
+// so nothing it wrote can be lost however late the test reads it.
+func newSendCmd(base []string, dir string, env []string, stdin []byte, args ...string) (*sendCmd, error) {
 	if dir != "" {
 		args = append([]string{"-dir", dir}, args...)
 	}
 	s := &sendCmd{done: make(chan struct{})}
 	s.cmd = exec.Command(agentBin, append([]string{"send"}, args...)...)
-	s.cmd.Env = append(agentEnv(t), env...)
-	if stdin != nil {
-		s.cmd.Stdin = bytes.NewReader(stdin)
+	s.cmd.Env = append(base, env...)
+	out, err := newOutputFiles(stdin)
+	if err != nil {
+		return nil, err
 	}
-	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
-	s.cmd.WaitDelay = 2 * time.Second
-	return s
+	s.out = out
+	s.cmd.Stdout, s.cmd.Stderr = out.stdout, out.stderr
+	if out.stdin != nil {
+		s.cmd.Stdin = out.stdin
+	}
+	return s, nil
 }
 
 // start starts the send; it is killed when t ends if still running.
 func (s *sendCmd) start(t *testing.T) {
 	t.Helper()
-	s.begin = time.Now()
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start fifobridge send: %v", err)
+	if err := s.startNow(); err != nil {
+		t.Fatal(err)
 	}
-	go func() {
-		err := s.cmd.Wait()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			s.stderr.WriteString("\n(wait: " + err.Error() + ")")
-		}
-		s.res = sendResult{code: exitCode(s.cmd.ProcessState), stdout: s.stdout.Bytes(), stderr: s.stderr.String(), took: time.Since(s.begin)}
-		close(s.done)
-	}()
 	t.Cleanup(func() {
 		select {
 		case <-s.done:
@@ -81,6 +86,27 @@ func (s *sendCmd) start(t *testing.T) {
 			<-s.done
 		}
 	})
+}
+
+// startNow starts the send and a goroutine that waits for it and then
+// reads its output into s.res, and closes done.
+func (s *sendCmd) startNow() error {
+	s.begin = time.Now()
+	if err := s.cmd.Start(); err != nil {
+		s.out.close()
+		return fmt.Errorf("start fifobridge send: %w", err)
+	}
+	go func() {
+		err := s.cmd.Wait()
+		stdout, stderr := s.out.read()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			stderr += "\n(wait: " + err.Error() + ")"
+		}
+		s.res = sendResult{code: exitCode(s.cmd.ProcessState), stdout: stdout, stderr: stderr, took: time.Since(s.begin)}
+		close(s.done)
+	}()
+	return nil
 }
 
 // wait waits at most timeout for send to exit.

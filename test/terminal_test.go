@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +27,7 @@ func openPty(t *testing.T) (*pty, *os.File) {
 	t.Helper()
 	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		t.Skipf("open /dev/ptmx: %v", err)
+		testgate.Skip(t, "open /dev/ptmx: %v", err)
 	}
 	master := os.NewFile(uintptr(fd), "/dev/ptmx")
 	t.Cleanup(func() { master.Close() })

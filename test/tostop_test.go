@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/testgate"
 )
 
 // TestTerminalTostop: an agent run in the foreground of a job-control
@@ -20,7 +22,7 @@ func TestTerminalTostop(t *testing.T) {
 	checkLeaks(t, true)
 	shell, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skipf("no bash for a job-control shell: %v", err)
+		testgate.Skip(t, "no bash for a job-control shell: %v", err)
 	}
 	term, slave := openPty(t)
 	cmd := exec.Command(shell, "--norc", "--noprofile", "-i")

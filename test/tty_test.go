@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/testgate"
 	"golang.org/x/sys/unix"
 )
 
@@ -183,7 +184,7 @@ func TestTTYLineBuffered(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, err := exec.LookPath(program[0]); err != nil {
 				// python3 is not in every base image; tr is.
-				t.Skipf("%s is not installed: %v", program[0], err)
+				testgate.Skip(t, "%s is not installed: %v", program[0], err)
 			}
 			checkLeaks(t, true)
 			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never"}, program: program, env: []string{"PYTHONUNBUFFERED="}})

@@ -16,6 +16,11 @@ import (
 	"github.com/fifobridge/fifobridge/child"
 )
 
+// errNoProgram is run's error without PROGRAM. In a container the
+// image's entrypoint is "fifobridge run --", so the hint names the place
+// a docker run takes it.
+var errNoProgram = errors.New("no PROGRAM given: put it after --, as in fifobridge run [flags] -- PROGRAM [ARG...]; in a container, after the image name, as in docker run IMAGE my-cli")
+
 // run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
 func run(args []string) int {
 	// Before anything is opened or started: nothing inherited reaches a child.
@@ -204,7 +209,7 @@ func (f *runFlags) check(args int) error {
 	case *f.prompt != "" && mode != "stream":
 		return fmt.Errorf("invalid -prompt: conversations are for stream mode, and -mode is %s", mode)
 	case args == 0:
-		return fmt.Errorf("no PROGRAM given: fifobridge run [flags] -- PROGRAM [ARG...]")
+		return errNoProgram
 	}
 	return nil
 }
