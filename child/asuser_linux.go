@@ -21,20 +21,46 @@ import (
 // thread is never given back to the runtime: f's goroutine ends locked to
 // it, and the runtime then ends the thread. While it runs, the runtime
 // makes any new thread from its template thread, never by cloning this
-// one (runtime.LockOSThread). asUser fails, without running f, when the
-// agent may not take cred's ids: then a child could not either.
+// one (runtime.LockOSThread). The thread is never the main one, whose ids
+// /proc/PID shows for the whole agent and which the runtime never ends.
+// asUser fails, without running f, when the agent may not take cred's
+// ids: then a child could not either.
+//
+// What it leaves behind: when the effective uid changes, the kernel makes
+// the whole process not dumpable (PR_SET_DUMPABLE 0, as after a setuid
+// program's start), which keeps the child's user from tracing the thread
+// while it has that user's ids. asUser leaves it so: the agent's /proc
+// files stay root's, and no process of the child's user may trace it.
 func asUser(cred *syscall.Credential, f func()) error {
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	go onOtherThread(func() {
 		if err := setThreadCredential(cred); err != nil {
 			done <- err
 			return
 		}
 		f()
 		done <- nil
-	}()
+	})
 	return <-done
+}
+
+// onOtherThread runs f on a goroutine locked, for good, to an OS thread
+// other than the main one: the thread ends with it.
+func onOtherThread(f func()) {
+	runtime.LockOSThread() // never unlocked here unless this is the main thread
+	if unix.Gettid() != unix.Getpid() {
+		f()
+		return
+	}
+	// The main thread: while this goroutine holds it, the one started
+	// here runs on another thread.
+	defer runtime.UnlockOSThread()
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran) // runs before the goroutine ends, still locked
+		onOtherThread(f)
+	}()
+	<-ran
 }
 
 // setThreadCredential gives the calling thread cred's supplementary groups

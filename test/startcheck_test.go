@@ -102,3 +102,25 @@ func TestStreamStartCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestStartCheckKeepsAgentRoot: the start check for -user takes the
+// child's ids on a thread of its own, never the agent's main thread, whose
+// ids /proc/PID shows and the kernel checks for the whole agent. With it
+// on the main thread the agent's own Uid was the child's, for good, and
+// the child's user could reach the agent's /proc files.
+func TestStartCheckKeepsAgentRoot(t *testing.T) {
+	requireRoot(t)
+	for _, mode := range []string{"exec", "stream"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			checkLeaks(t, false)
+			a := startAgent(t, agentConfig{flags: []string{"-mode", mode, "-user", "65534"}, program: []string{"/bin/cat"}})
+			a.waitStatus("running", func(s status) bool { return s.State == "running" })
+			for key, want := range map[string]string{"Uid": "0 0 0 0", "Gid": "0 0 0 0"} {
+				if got := procStatus(t, a.pid)[key]; got != want {
+					t.Errorf("agent %s %q after the start check for -user 65534, want %q", key, got, want)
+				}
+			}
+		})
+	}
+}
