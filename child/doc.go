@@ -20,20 +20,19 @@
 //     SignalState); one given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec, and gives it back to the
 //     agent's group before its Stop returns.
-//   - Writes through TerminalOutput and the hand-back of the terminal are
-//     made with SIGTTOU blocked on the calling thread: with TOSTOP set and
-//     a child in the foreground they go through at once instead of being
-//     restarted after every SIGTTOU the agent catches.
+//   - The hand-back of the terminal is made with SIGTTOU blocked on the
+//     calling thread (tty.WithoutTTOU): with TOSTOP set and a child in the
+//     foreground it goes through at once.
 //   - After CatchReserved, the realtime signals 32 and 34, which the runtime
 //     leaves at their default action, never end the agent: on amd64 and
 //     arm64 a handler of its own catches them (children start with them at
 //     their default, as execve resets a caught signal), elsewhere they are
 //     ignored, also in children.
-//   - A child given a Ctty (OpenPTY's slave) leads a new session with it
+//   - A child given a Ctty (tty.OpenPTY's slave) leads a new session with it
 //     as its controlling terminal and as its descriptors 0, 1 and 2, with
-//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored; both
-//     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
-//     processes left in that session once the child has exited.
+//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored.
+//     Hangup reaches the processes left in that session once the child has
+//     exited.
 //   - Stop signals a child's whole tree (its process group, its descendants
 //     and the orphans it left to the agent) once per process, each time
 //     followed by SIGCONT so that a stopped process acts on it, waits, then

@@ -42,12 +42,3 @@ func MarkInheritedCloseOnExec() error {
 	}
 	return nil
 }
-
-// CountDescriptors returns how many descriptors the process has open.
-func CountDescriptors() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(ents) - 1 // less the directory itself
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
@@ -108,7 +109,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, err
 	}
 	// The log may go to the terminal a child has the foreground of.
-	log, err := newLogger(child.TerminalOutput(os.Stderr), *f.logFormat, *f.logLevel)
+	log, err := newLogger(tty.Output(os.Stderr), *f.logFormat, *f.logLevel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,7 +249,7 @@ func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
 	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*f.stopSignal, *f.tty)); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
 	}
-	if cfg.TtySize, err = child.ParseWinsize(*f.ttySize); err != nil {
+	if cfg.TtySize, err = tty.ParseWinsize(*f.ttySize); err != nil {
 		return nil, fmt.Errorf("invalid -tty-size: %w", err)
 	}
 	if *f.prompt != "" {
