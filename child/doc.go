@@ -23,11 +23,6 @@
 //   - The hand-back of the terminal is made with SIGTTOU blocked on the
 //     calling thread (tty.WithoutTTOU): with TOSTOP set and a child in the
 //     foreground it goes through at once.
-//   - After CatchReserved, the realtime signals 32 and 34, which the runtime
-//     leaves at their default action, never end the agent: on amd64 and
-//     arm64 a handler of its own catches them (children start with them at
-//     their default, as execve resets a caught signal), elsewhere they are
-//     ignored, also in children.
 //   - A child given a Ctty (tty.OpenPTY's slave) leads a new session with it
 //     as its controlling terminal and as its descriptors 0, 1 and 2, with
 //     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored.

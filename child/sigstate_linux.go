@@ -135,12 +135,6 @@ func (st *SignalState) forTerminal() *SignalState {
 	return &t
 }
 
-// sigaddset adds sig to set.
-func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
-	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
-	set.Val[n/w] |= 1 << (n % w)
-}
-
 // sigdelset removes sig from set.
 func sigdelset(set *unix.Sigset_t, sig syscall.Signal) {
 	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8

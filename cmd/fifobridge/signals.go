@@ -8,15 +8,17 @@ import (
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/sigreserved"
 )
 
 // caught are the signals the agent registers, so that none of them, sent
 // with kill(2), takes its default action on the agent: 1 to 31 but KILL and
 // STOP (which cannot be caught), CHLD (the reaper's), URG and PROF (the
 // runtime's), and the realtime signals the runtime lets a program have (35
-// to 64; 32 to 34 are its own and libc's, see child.CatchReserved). A synchronous signal (SEGV, BUS,
-// FPE, ILL, TRAP, SYS, STKFLT) raised by a fault of the agent itself still
-// crashes it: the runtime tells the two apart by si_code.
+// to 64; 32 to 34 are its own and libc's, see package sigreserved). A
+// synchronous signal (SEGV, BUS, FPE, ILL, TRAP, SYS, STKFLT) raised by a
+// fault of the agent itself still crashes it: the runtime tells the two
+// apart by si_code.
 func caught() []os.Signal {
 	var sigs []os.Signal
 	for sig := syscall.Signal(1); sig <= 64; sig++ {
@@ -65,7 +67,7 @@ func catchSignals() (chan os.Signal, *child.SignalState, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := child.CatchReserved(); err != nil {
+	if err := sigreserved.Catch(); err != nil {
 		return nil, nil, err
 	}
 	sigs := make(chan os.Signal, 64)
