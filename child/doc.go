@@ -1,5 +1,8 @@
 // Package child starts, signals, reaps, supervises and stops process trees
-// for an agent that may run as PID 1.
+// for an agent that may run as PID 1. It holds process trees only: the
+// agent's one-time set-up of its own process is internal/procinit's, its
+// pseudo-terminals are internal/tty's, and the handler of the runtime's
+// reserved signals is internal/sigreserved's.
 //
 // Guarantees:
 //
@@ -8,16 +11,17 @@
 //     a child subreaper) and hands each started child's status to its
 //     Process, even when the child exits before Start returns. Nothing else
 //     in the program may call wait4, exec.Cmd.Wait or os.Process.Wait.
-//   - A child starts with exactly the descriptors 0, 1 and 2 it is given:
-//     MarkInheritedCloseOnExec makes every inherited descriptor above 2
-//     close-on-exec, and Go opens everything else with O_CLOEXEC.
+//   - A child starts with exactly the descriptors 0, 1 and 2 it is given,
+//     once procinit.Start has made every inherited descriptor above 2
+//     close-on-exec: Go opens everything else with O_CLOEXEC.
 //   - A child runs in its own process group and gets SIGKILL when the agent
 //     dies: it is forked from one goroutine locked to an OS thread that lives
 //     as long as the Reaper, since PR_SET_PDEATHSIG fires when the forking
 //     thread, not the process, exits.
-//   - A child given a SignalState starts with the agent's inherited signal
-//     mask and ignored set, as far as the runtime lets them be known (see
-//     SignalState); one given a Terminal the agent's group has gets the
+//   - A child given a SignalState starts with its mask, whatever the
+//     mask of the agent's threads is by then, and with its ignored set
+//     ignored; a Ctty child less HUP, INT, QUIT, TSTP, TTIN and TTOU. One
+//     given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec, and gives it back to the
 //     agent's group before its Stop returns.
 //   - The hand-back of the terminal is made with SIGTTOU blocked on the
@@ -48,11 +52,11 @@
 //     signal, then, at the timeout, cgroup.kill and SIGKILL to those
 //     outside; it returns once the cgroup and the group are empty and the
 //     cgroup removed. No cgroup is left after a failed start or after Stop.
-//   - A fork bomb of a child cannot end the agent: ReserveFor makes at start
-//     the idle threads the runtime may need later (it aborts a program when
-//     the kernel refuses it one), and where a pids controller limits the
-//     agent, children get a pids budget below what it leaves (Reaper.LimitPids
-//     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
+//   - A fork bomb of a child cannot end the agent: where a pids controller
+//     limits the agent, children get a pids budget below what it leaves
+//     (Reaper.LimitPids on cgroup v1, every child's cgroup on v2), and
+//     procinit.ReserveThreads made at start the idle threads the runtime
+//     may need later. An agent out of descriptors
 //     (EMFILE) still stops a tree: the files a stop opens come from a
 //     reserve of descriptors when none is left (internal/procfs).
 package child

@@ -258,7 +258,6 @@ func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 		}
 		return spawnResult{err: err}
 	}
-	leaveWorkDir()
 	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
 	if req.attr.Sys.Foreground {
 		p.term = req.term

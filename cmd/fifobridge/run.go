@@ -14,13 +14,17 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/procinit"
 	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
 func run(args []string) int {
-	// Before anything is opened or started: nothing inherited reaches a child.
-	if err := child.MarkInheritedCloseOnExec(); err != nil {
+	// Before anything is opened, registered or started: the signal state
+	// children get is the one inherited, and no inherited descriptor
+	// reaches a child.
+	inherited, err := procinit.Start()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
 		return exitUsage
 	}
@@ -42,25 +46,21 @@ func run(args []string) int {
 	}
 
 	// Signals are registered before the first child starts, and after the
-	// signal state to hand on to children is read.
+	// signal state to hand on to children was read (procinit.Start).
 	// They stay registered until the process exits: a signal that comes
 	// while the agent winds down is caught and dropped, never given its
 	// default action (a TERM would end the agent with 143 instead of the
 	// child's code), and signal.Stop would cost a hand-off to the
 	// runtime's signal thread per signal, more than the rest of the exit.
-	sigs, sigState, err := catchSignals()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
-		return exitUsage
-	}
-	cfg.Signals = sigState
+	sigs := catchSignals()
+	cfg.Signals = &child.SignalState{Blocked: inherited.Blocked, Ignored: inherited.Ignored, Catch: sigs}
 	// Threads for the worst moment, made now: under a pids limit a
-	// child's fork bomb leaves none to make later (see ReserveThreads).
+	// child's fork bomb leaves none to make later.
 	children := 1
 	if cfg.Mode == "exec" {
 		children = cfg.MaxConcurrent
 	}
-	child.ReserveFor(children)
+	procinit.ReserveThreads(children)
 	cfg.Terminal = child.ControllingTerminal()
 	forward := make(chan os.Signal, 16)
 	cfg.Forward = forward
@@ -75,7 +75,7 @@ func run(args []string) int {
 	}()
 	// Every path is absolute and children start in cfg.WorkDir: the
 	// agent's own directory is free to go.
-	child.LeaveWorkDirAfterStart()
+	procinit.LeaveWorkDir()
 
 	st, err := bridge.Run(ctx, cfg)
 	var startErr *child.StartError
@@ -275,7 +275,7 @@ func stopSignalOr(flagValue string, tty bool) string {
 
 // absolutePaths makes every path of cfg absolute and records the start
 // directory as the children's, so that the agent may leave it (see
-// child.LeaveWorkDirAfterStart).
+// procinit.LeaveWorkDir).
 func absolutePaths(cfg *bridge.Config) error {
 	wd, err := os.Getwd()
 	if err != nil {

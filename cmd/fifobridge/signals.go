@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/internal/sigreserved"
 )
 
 // caught are the signals the agent registers, so that none of them, sent
@@ -58,20 +57,12 @@ func relay(sigs <-chan os.Signal, forward chan<- os.Signal, stop context.CancelF
 	}
 }
 
-// catchSignals registers every caught signal on a new channel. It first
-// reads the signal state the agent inherited, which registering changes, so
-// that children start with it. The realtime signals 32 and 34, which
-// os/signal cannot register, get a handler of their own that drops them.
-func catchSignals() (chan os.Signal, *child.SignalState, error) {
-	st, err := child.InheritedSignals()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := sigreserved.Catch(); err != nil {
-		return nil, nil, err
-	}
+// catchSignals registers every caught signal on a new channel. Call it
+// after procinit.Start, which reads the inherited signal state that
+// registering changes, and which catches the realtime signals 32 and 34,
+// which os/signal cannot register.
+func catchSignals() chan os.Signal {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, caught()...)
-	st.Catch = sigs
-	return sigs, st, nil
+	return sigs
 }
