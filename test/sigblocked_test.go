@@ -26,7 +26,7 @@ func helperSigWrap(args []string) int {
 	runtime.LockOSThread() // the mask is the thread's, and exec keeps it
 	var set unix.Sigset_t
 	for _, sig := range sigList(args[0]) {
-		set.Val[(sig-1)/64] |= 1 << ((sig - 1) % 64)
+		sigaddset(&set, sig)
 	}
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
 		fmt.Fprintf(os.Stderr, "sigwrap: %v\n", err)
