@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 
@@ -180,7 +181,7 @@ func (a *agent) snapshot() status.Status {
 	s.Containment = a.containment
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
-	s.FDs = child.CountDescriptors()
+	s.FDs = procfs.Descriptors()
 	s.Goroutines = runtime.NumGoroutine()
 	if a.state == child.StateStopped {
 		s.State = string(child.StateStopped)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // Config is everything `fifobridge run` is told.
@@ -47,7 +48,7 @@ type Config struct {
 
 	// Tty runs the stream child on a new pseudo-terminal of TtySize.
 	Tty     bool
-	TtySize child.Winsize
+	TtySize tty.Winsize
 	// IdleTimeout, if set, stops the agent as TERM does after this long
 	// with no input byte (stream) or no request queued or running (exec).
 	IdleTimeout time.Duration

@@ -80,13 +80,10 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
+// TestChildGetsOnlyStdio: a child holds 0, 1 and 2 and nothing else of
+// the agent's, whose descriptors are all close-on-exec (those it
+// inherited, after procinit.Start).
 func TestChildGetsOnlyStdio(t *testing.T) {
-	// A descriptor inherited without close-on-exec, as from a careless parent.
-	fd, err := syscall.Dup(0)
-	require.NoError(t, err)
-	defer syscall.Close(fd)
-	require.NoError(t, MarkInheritedCloseOnExec())
-
 	// The child is not a Go program: the Go runtime opens descriptors of
 	// its own, which would hide what the child inherited.
 	spec := helperSpec(t, mark(t), "")

@@ -1,5 +1,8 @@
 // Package child starts, signals, reaps, supervises and stops process trees
-// for an agent that may run as PID 1.
+// for an agent that may run as PID 1. It holds process trees only: the
+// agent's one-time set-up of its own process is internal/procinit's, its
+// pseudo-terminals are internal/tty's, and the handler of the runtime's
+// reserved signals is internal/sigreserved's.
 //
 // Guarantees:
 //
@@ -8,32 +11,27 @@
 //     a child subreaper) and hands each started child's status to its
 //     Process, even when the child exits before Start returns. Nothing else
 //     in the program may call wait4, exec.Cmd.Wait or os.Process.Wait.
-//   - A child starts with exactly the descriptors 0, 1 and 2 it is given:
-//     MarkInheritedCloseOnExec makes every inherited descriptor above 2
-//     close-on-exec, and Go opens everything else with O_CLOEXEC.
+//   - A child starts with exactly the descriptors 0, 1 and 2 it is given,
+//     once procinit.Start has made every inherited descriptor above 2
+//     close-on-exec: Go opens everything else with O_CLOEXEC.
 //   - A child runs in its own process group and gets SIGKILL when the agent
 //     dies: it is forked from one goroutine locked to an OS thread that lives
 //     as long as the Reaper, since PR_SET_PDEATHSIG fires when the forking
 //     thread, not the process, exits.
-//   - A child given a SignalState starts with the agent's inherited signal
-//     mask and ignored set, as far as the runtime lets them be known (see
-//     SignalState); one given a Terminal the agent's group has gets the
+//   - A child given a SignalState starts with its mask, whatever the
+//     mask of the agent's threads is by then, and with its ignored set
+//     ignored; a Ctty child less HUP, INT, QUIT, TSTP, TTIN and TTOU. One
+//     given a Terminal the agent's group has gets the
 //     terminal's foreground group before exec, and gives it back to the
 //     agent's group before its Stop returns.
-//   - Writes through TerminalOutput and the hand-back of the terminal are
-//     made with SIGTTOU blocked on the calling thread: with TOSTOP set and
-//     a child in the foreground they go through at once instead of being
-//     restarted after every SIGTTOU the agent catches.
-//   - After CatchReserved, the realtime signals 32 and 34, which the runtime
-//     leaves at their default action, never end the agent: on amd64 and
-//     arm64 a handler of its own catches them (children start with them at
-//     their default, as execve resets a caught signal), elsewhere they are
-//     ignored, also in children.
-//   - A child given a Ctty (OpenPTY's slave) leads a new session with it
+//   - The hand-back of the terminal is made with SIGTTOU blocked on the
+//     calling thread (tty.WithoutTTOU): with TOSTOP set and a child in the
+//     foreground it goes through at once.
+//   - A child given a Ctty (tty.OpenPTY's slave) leads a new session with it
 //     as its controlling terminal and as its descriptors 0, 1 and 2, with
-//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored; both
-//     ends of a pseudo-terminal are opened O_CLOEXEC. Hangup reaches the
-//     processes left in that session once the child has exited.
+//     HUP, INT, QUIT, TSTP, TTIN and TTOU neither blocked nor ignored.
+//     Hangup reaches the processes left in that session once the child has
+//     exited.
 //   - Stop signals a child's whole tree (its process group, its descendants
 //     and the orphans it left to the agent) once per process, each time
 //     followed by SIGCONT so that a stopped process acts on it, waits, then
@@ -54,11 +52,11 @@
 //     signal, then, at the timeout, cgroup.kill and SIGKILL to those
 //     outside; it returns once the cgroup and the group are empty and the
 //     cgroup removed. No cgroup is left after a failed start or after Stop.
-//   - A fork bomb of a child cannot end the agent: ReserveFor makes at start
-//     the idle threads the runtime may need later (it aborts a program when
-//     the kernel refuses it one), and where a pids controller limits the
-//     agent, children get a pids budget below what it leaves (Reaper.LimitPids
-//     on cgroup v1, every child's cgroup on v2). An agent out of descriptors
+//   - A fork bomb of a child cannot end the agent: where a pids controller
+//     limits the agent, children get a pids budget below what it leaves
+//     (Reaper.LimitPids on cgroup v1, every child's cgroup on v2), and
+//     procinit.ReserveThreads made at start the idle threads the runtime
+//     may need later. An agent out of descriptors
 //     (EMFILE) still stops a tree: the files a stop opens come from a
 //     reserve of descriptors when none is left (internal/procfs).
 //   - LookPath asks the kernel as the child would: with a Credential, on a

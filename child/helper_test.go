@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/procfs"
+	"github.com/fifobridge/fifobridge/internal/procinit"
 )
 
 // testReaper is the one Reaper of the test process: it owns wait4, so no
@@ -23,6 +24,12 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("CHILD_TEST_HELPER"); name != "" {
 		runHelper(name, os.Args[1:])
 		return
+	}
+	// As the agent does first thing: what the test binary inherited is
+	// close-on-exec.
+	if _, err := procinit.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	testReaper = NewReaper(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	code := m.Run()

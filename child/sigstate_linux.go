@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"unsafe"
 
@@ -15,18 +12,7 @@ import (
 )
 
 // SignalState is the signal state children start with: the signals the
-// agent inherited as ignored or blocked, as far as the Go runtime lets it
-// see them.
-//
-// The runtime installs its own handler before main for every signal but
-// SIGHUP and SIGINT inherited as ignored and the job-control signals it
-// leaves alone (CONT, TSTP, TTIN, TTOU), so only HUP, INT, TSTP, TTIN and
-// TTOU inherited as ignored are knowable. It keeps the inherited signal mask
-// on its threads, less the signals it must be able to receive (HUP, INT,
-// QUIT, ILL, TRAP, ABRT, BUS, FPE, SEGV, TERM, STKFLT, CHLD, URG, PROF, SYS
-// and 32 to 34), whose blocked bits it clears before main and keeps to
-// itself; the rest is knowable, and all threads share it until the first
-// signal.Notify.
+// agent inherited as blocked or ignored, as procinit.Start read them.
 type SignalState struct {
 	// Blocked is the mask children start with.
 	Blocked unix.Sigset_t
@@ -40,50 +26,6 @@ type SignalState struct {
 	// agent for the time of the fork and then gives them back to Catch:
 	// one of them that reaches the agent during a fork is lost.
 	Catch chan<- os.Signal
-}
-
-// knowable are the signals whose inherited SIG_IGN the runtime leaves in
-// place, so that it can still be read at start.
-var knowable = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
-
-// InheritedSignals reads the signal state the agent was started with. Call
-// it before signal.Notify for any signal: registering one replaces an
-// inherited SIG_IGN with the runtime's handler.
-func InheritedSignals() (*SignalState, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var st SignalState
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, nil, &st.Blocked); err != nil {
-		return nil, fmt.Errorf("read signal mask: %w", err)
-	}
-	ign, err := ignoredMask()
-	if err != nil {
-		return nil, err
-	}
-	for _, sig := range knowable {
-		if ign&(1<<(uint(sig)-1)) != 0 {
-			st.Ignored = append(st.Ignored, sig)
-		}
-	}
-	return &st, nil
-}
-
-// ignoredMask is SigIgn of /proc/thread-self/status: bit N-1 is signal N.
-func ignoredMask() (uint64, error) {
-	b, err := os.ReadFile("/proc/thread-self/status")
-	if err != nil {
-		return 0, fmt.Errorf("read ignored signals: %w", err)
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read ignored signals: %w", err)
-			}
-			return m, nil
-		}
-	}
-	return 0, fmt.Errorf("read ignored signals: no SigIgn in /proc/thread-self/status")
 }
 
 // forkWith runs fork, which forks from the calling thread, so that the child
@@ -133,12 +75,6 @@ func (st *SignalState) forTerminal() *SignalState {
 		sigdelset(&t.Blocked, sig)
 	}
 	return &t
-}
-
-// sigaddset adds sig to set.
-func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
-	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
-	set.Val[n/w] |= 1 << (n % w)
 }
 
 // sigdelset removes sig from set.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,4 +35,10 @@ func TestForTerminal(t *testing.T) {
 	if st.Blocked != agent || len(st.Ignored) != 2 {
 		t.Errorf("the agent's state changed: mask %x, ignored %v", st.Blocked.Val, st.Ignored)
 	}
+}
+
+// sigaddset adds sig to set.
+func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
+	n, w := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0]))*8
+	set.Val[n/w] |= 1 << (n % w)
 }

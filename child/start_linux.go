@@ -46,7 +46,7 @@ type Spec struct {
 	// starts in (at clone time, before its program runs) and which Stop
 	// kills and removes.
 	Cgroups *cgroup.Manager
-	// Ctty, if set, is the slave side of a pseudo-terminal (OpenPTY): it
+	// Ctty, if set, is the slave side of a pseudo-terminal (tty.OpenPTY): it
 	// becomes the child's descriptors 0, 1 and 2 in place of Stdin, Stdout
 	// and Stderr, and its controlling terminal. The child then leads a new
 	// session (and so its own process group), starts with the job-control
@@ -258,7 +258,6 @@ func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 		}
 		return spawnResult{err: err}
 	}
-	leaveWorkDir()
 	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
 	if req.attr.Sys.Foreground {
 		p.term = req.term

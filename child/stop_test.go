@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,7 +50,7 @@ func TestPidfdsClosed(t *testing.T) {
 	for range 20 {
 		specs = append(specs, helperSpec(t, m, "tree", "stay")) // its files stay open until t ends
 	}
-	before := CountDescriptors()
+	before := procfs.Descriptors()
 	var procs []*Process
 	for _, spec := range specs {
 		p, err := testReaper.Start(spec)
@@ -60,6 +61,6 @@ func TestPidfdsClosed(t *testing.T) {
 	for _, p := range procs {
 		testReaper.Stop(p, syscall.SIGTERM, 0)
 	}
-	require.Equal(t, before, CountDescriptors())
+	require.Equal(t, before, procfs.Descriptors())
 	checkGone(t, m)
 }

@@ -1,6 +1,9 @@
 package child
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/fifobridge/fifobridge/internal/tty"
+	"golang.org/x/sys/unix"
+)
 
 // Terminal is the controlling terminal the agent was started on, as its
 // stdin. A child started with it gets the terminal's foreground process
@@ -44,10 +47,10 @@ func (t *Terminal) TakeBack(p *Process) error {
 }
 
 // takeBack makes the agent's group the terminal's foreground group, with
-// SIGTTOU blocked (see withoutTTOU), which a process outside the
+// SIGTTOU blocked (see tty.WithoutTTOU), which a process outside the
 // foreground group that sets it gets otherwise.
 func (t *Terminal) takeBack() error {
-	return withoutTTOU(func() error {
+	return tty.WithoutTTOU(func() error {
 		return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, t.pgrp)
 	})
 }

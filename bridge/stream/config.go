@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -30,7 +31,7 @@ type Config struct {
 
 	// Tty runs the child on a new pseudo-terminal of TtySize.
 	Tty     bool
-	TtySize child.Winsize
+	TtySize tty.Winsize
 	// Terminal, if set, is the controlling terminal a child gets the
 	// foreground of.
 	Terminal *child.Terminal

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // teeBuffer is the most of the child's output that waits for the agent's
@@ -35,7 +35,7 @@ const teeFlush = 200 * time.Millisecond
 // is dropped whole.
 type teeOut struct {
 	f    *os.File
-	w    io.Writer // f as child.TerminalOutput writes it: never stopped by TOSTOP
+	w    io.Writer // f as tty.Output writes it: never stopped by TOSTOP
 	sock bool      // f is a socket: written with MSG_DONTWAIT, waited for with poll
 	log  *slog.Logger
 
@@ -61,7 +61,7 @@ func newTeeOut(log *slog.Logger) (*teeOut, error) {
 		fd, err := unix.Open("/proc/self/fd/1", unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err == nil {
 			t.f = os.NewFile(uintptr(fd), "stdout") // non-blocking: the poller waits
-			t.w = child.TerminalOutput(t.f)
+			t.w = tty.Output(t.f)
 			return t, nil
 		}
 		// Written as it is, a blocking pipe or terminal could hold the

@@ -15,6 +15,7 @@ import (
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/internal/tty"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,7 +41,7 @@ type terminal struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond
-	size    child.Winsize
+	size    tty.Winsize
 	master  *os.File // the running child's terminal, or nil
 	pending []byte   // read from the input FIFO, not yet written to a terminal
 	busy    bool     // a write to master is under way
@@ -76,7 +77,7 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 	t.mu.Lock()
 	size := t.size
 	t.mu.Unlock()
-	master, slave, err := child.OpenPTY(size)
+	master, slave, err := tty.OpenPTY(size)
 	if err != nil {
 		return nil, err
 	}
@@ -352,14 +353,14 @@ func (t *terminal) held() int {
 }
 
 // winsize returns the terminals' window size.
-func (t *terminal) winsize() child.Winsize {
+func (t *terminal) winsize() tty.Winsize {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.size
 }
 
 // resize sets the window size of the current terminal and of the next ones.
-func (t *terminal) resize(size child.Winsize) {
+func (t *terminal) resize(size tty.Winsize) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if size == t.size {
@@ -368,7 +369,7 @@ func (t *terminal) resize(size child.Winsize) {
 	t.size = size
 	t.cfg.Log.Info("terminal resized", "size", size.String())
 	if t.master != nil {
-		if err := child.Resize(t.master, size); err != nil {
+		if err := tty.Resize(t.master, size); err != nil {
 			t.cfg.Log.Warn("cannot resize the terminal", "err", err)
 		}
 	}

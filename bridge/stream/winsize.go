@@ -9,7 +9,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
-	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -91,7 +91,7 @@ func (t *terminal) applyWinsize(dir *sharedir.Dir, bad string) string {
 	case err != nil, strings.TrimSpace(text) == "":
 		return bad // gone again, or not written yet
 	}
-	size, err := child.ParseWinsize(text)
+	size, err := tty.ParseWinsize(text)
 	if err != nil {
 		if text != bad {
 			t.cfg.Log.Warn("ignoring "+dir.Join(winsizeName)+": not COLSxROWS", "text", text)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
+	"github.com/fifobridge/fifobridge/internal/tty"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -37,7 +37,7 @@ func TestWinsizeWatch(t *testing.T) {
 	go func() { defer close(watched); term.watchWinsize(dir, done) }()
 
 	// Written until seen: the first write may come before the watch.
-	resizedTo := func(where, size string, want child.Winsize) {
+	resizedTo := func(where, size string, want tty.Winsize) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for term.winsize() != want {
@@ -49,10 +49,10 @@ func TestWinsizeWatch(t *testing.T) {
 			}
 		}
 	}
-	resizedTo(path, "120x40", child.Winsize{Cols: 120, Rows: 40})
+	resizedTo(path, "120x40", tty.Winsize{Cols: 120, Rows: 40})
 	moved := path + ".moved"
 	require.NoError(t, os.Rename(path, moved))
-	resizedTo(moved, "100x30", child.Winsize{Cols: 100, Rows: 30})
+	resizedTo(moved, "100x30", tty.Winsize{Cols: 100, Rows: 30})
 
 	close(done)
 	<-watched

@@ -1,8 +1,11 @@
+//go:build linux
+
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -69,8 +72,13 @@ func (m *modeFlag) Set(s string) error {
 	return nil
 }
 
-// sizeFlag is a byte count: 1048576, 64KiB, 1MiB, 1M, 2GiB.
+// sizeFlag is a byte count: 1048576, 64KiB, 1MiB, 1M, 2GiB; at most
+// maxSize.
 type sizeFlag int
+
+// maxSize is the largest sizeFlag: 2GiB, or one byte less where an int has
+// 32 bits (386, arm, mips, mipsle).
+const maxSize = min(1<<31, math.MaxInt)
 
 func (z *sizeFlag) String() string { return strconv.Itoa(int(*z)) }
 
@@ -87,7 +95,7 @@ func (z *sizeFlag) Set(s string) error {
 		}
 	}
 	v, err := strconv.Atoi(num)
-	if err != nil || v <= 0 || v > (1<<31)/mult {
+	if err != nil || v <= 0 || v > maxSize/mult {
 		return fmt.Errorf("want a positive size such as 1048576, 64KiB or 1MiB")
 	}
 	*z = sizeFlag(v * mult)

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fifobridge bridges named pipes to a supervised command-line child
 // and serves as a container's init. See README.md for the interface.
 package main

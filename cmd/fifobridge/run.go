@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/procinit"
+	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // errNoProgram is run's error without PROGRAM. In a container the
@@ -23,8 +27,11 @@ var errNoProgram = errors.New("no PROGRAM given: put it after --, as in fifobrid
 
 // run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
 func run(args []string) int {
-	// Before anything is opened or started: nothing inherited reaches a child.
-	if err := child.MarkInheritedCloseOnExec(); err != nil {
+	// Before anything is opened, registered or started: the signal state
+	// children get is the one inherited, and no inherited descriptor
+	// reaches a child.
+	inherited, err := procinit.Start()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
 		return exitUsage
 	}
@@ -47,25 +54,21 @@ func run(args []string) int {
 	}
 
 	// Signals are registered before the first child starts, and after the
-	// signal state to hand on to children is read.
+	// signal state to hand on to children was read (procinit.Start).
 	// They stay registered until the process exits: a signal that comes
 	// while the agent winds down is caught and dropped, never given its
 	// default action (a TERM would end the agent with 143 instead of the
 	// child's code), and signal.Stop would cost a hand-off to the
 	// runtime's signal thread per signal, more than the rest of the exit.
-	sigs, sigState, err := catchSignals()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fifobridge run: %v\n", err)
-		return exitUsage
-	}
-	cfg.Signals = sigState
+	sigs := catchSignals()
+	cfg.Signals = &child.SignalState{Blocked: inherited.Blocked, Ignored: inherited.Ignored, Catch: sigs}
 	// Threads for the worst moment, made now: under a pids limit a
-	// child's fork bomb leaves none to make later (see ReserveThreads).
+	// child's fork bomb leaves none to make later.
 	children := 1
 	if cfg.Mode == "exec" {
 		children = cfg.MaxConcurrent
 	}
-	child.ReserveFor(children)
+	procinit.ReserveThreads(children)
 	cfg.Terminal = child.ControllingTerminal()
 	forward := make(chan os.Signal, 16)
 	cfg.Forward = forward
@@ -80,7 +83,7 @@ func run(args []string) int {
 	}()
 	// Every path is absolute and children start in cfg.WorkDir: the
 	// agent's own directory is free to go.
-	child.LeaveWorkDirAfterStart()
+	procinit.LeaveWorkDir()
 
 	st, err := bridge.Run(ctx, cfg)
 	var startErr *child.StartError
@@ -114,7 +117,7 @@ func runConfig(args []string) (*bridge.Config, exitMap, error) {
 		return nil, nil, err
 	}
 	// The log may go to the terminal a child has the foreground of.
-	log, err := newLogger(child.TerminalOutput(os.Stderr), *f.logFormat, *f.logLevel)
+	log, err := newLogger(tty.Output(os.Stderr), *f.logFormat, *f.logLevel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -254,7 +257,7 @@ func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
 	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*f.stopSignal, *f.tty)); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
 	}
-	if cfg.TtySize, err = child.ParseWinsize(*f.ttySize); err != nil {
+	if cfg.TtySize, err = tty.ParseWinsize(*f.ttySize); err != nil {
 		return nil, fmt.Errorf("invalid -tty-size: %w", err)
 	}
 	if *f.prompt != "" {
@@ -280,7 +283,7 @@ func stopSignalOr(flagValue string, tty bool) string {
 
 // absolutePaths makes every path of cfg absolute and records the start
 // directory as the children's, so that the agent may leave it (see
-// child.LeaveWorkDirAfterStart).
+// procinit.LeaveWorkDir).
 func absolutePaths(cfg *bridge.Config) error {
 	wd, err := os.Getwd()
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -14,9 +16,10 @@ import (
 // with kill(2), takes its default action on the agent: 1 to 31 but KILL and
 // STOP (which cannot be caught), CHLD (the reaper's), URG and PROF (the
 // runtime's), and the realtime signals the runtime lets a program have (35
-// to 64; 32 to 34 are its own and libc's, see child.CatchReserved). A synchronous signal (SEGV, BUS,
-// FPE, ILL, TRAP, SYS, STKFLT) raised by a fault of the agent itself still
-// crashes it: the runtime tells the two apart by si_code.
+// to 64; 32 to 34 are its own and libc's, see package sigreserved). A
+// synchronous signal (SEGV, BUS, FPE, ILL, TRAP, SYS, STKFLT) raised by a
+// fault of the agent itself still crashes it: the runtime tells the two
+// apart by si_code.
 func caught() []os.Signal {
 	var sigs []os.Signal
 	for sig := syscall.Signal(1); sig <= 64; sig++ {
@@ -56,20 +59,12 @@ func relay(sigs <-chan os.Signal, forward chan<- os.Signal, stop context.CancelF
 	}
 }
 
-// catchSignals registers every caught signal on a new channel. It first
-// reads the signal state the agent inherited, which registering changes, so
-// that children start with it. The realtime signals 32 and 34, which
-// os/signal cannot register, get a handler of their own that drops them.
-func catchSignals() (chan os.Signal, *child.SignalState, error) {
-	st, err := child.InheritedSignals()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := child.CatchReserved(); err != nil {
-		return nil, nil, err
-	}
+// catchSignals registers every caught signal on a new channel. Call it
+// after procinit.Start, which reads the inherited signal state that
+// registering changes, and which catches the realtime signals 32 and 34,
+// which os/signal cannot register.
+func catchSignals() chan os.Signal {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, caught()...)
-	st.Catch = sigs
-	return sigs, st, nil
+	return sigs
 }

@@ -1,8 +1,8 @@
 // Package procfs reads the small files of /proc and of cgroupfs that a
-// tree stop needs, with bare system calls, through a reserve of
-// descriptors: an agent whose descriptors ran out (EMFILE) gives one of
-// the reserve back to the kernel and opens again, so it can still stop a
-// child's tree. It is written by hand, not with os.ReadFile and
+// tree stop needs, and counts the agent's descriptors, with bare system
+// calls, through a reserve of descriptors: an agent whose descriptors ran
+// out (EMFILE) gives one of the reserve back to the kernel and opens
+// again, so it can still stop a child's tree. It is written by hand, not with os.ReadFile and
 // os.ReadDir, for that reason alone (TestReadOutOfDescriptors shows it,
 // and test's TestStopOutOfDescriptors for a whole stop).
 //

@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
 // step is one thing the script does once the child has been quiet for
@@ -141,7 +141,7 @@ func record(sc scenario, path string) error {
 	var out io.Reader
 	var closers []io.Closer
 	if sc.tty {
-		master, slave, err := child.OpenPTY(child.Winsize{Cols: 80, Rows: 24})
+		master, slave, err := tty.OpenPTY(tty.Winsize{Cols: 80, Rows: 24})
 		if err != nil {
 			return err
 		}

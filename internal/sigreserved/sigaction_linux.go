@@ -1,6 +1,6 @@
 //go:build linux && (386 || amd64 || arm || arm64 || ppc64 || ppc64le || s390x)
 
-package child
+package sigreserved
 
 // kernelSigaction is struct sigaction as rt_sigaction(2) takes it on the
 // architectures that have sa_restorer: handler, flags, restorer, and a

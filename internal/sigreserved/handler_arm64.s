@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// The handler of the reserved signals (see sighandler_linux.go).
+// The handler of the reserved signals (see handler_linux.go).
 
 // func reservedHandler()
 TEXT ·reservedHandler(SB), NOSPLIT|NOFRAME, $0-0

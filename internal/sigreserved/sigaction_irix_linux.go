@@ -1,6 +1,6 @@
 //go:build linux && (mips || mipsle || mips64 || mips64le)
 
-package child
+package sigreserved
 
 // kernelSigaction is struct sigaction as rt_sigaction(2) takes it on MIPS,
 // which keeps IRIX's order: 32-bit flags first, then the handler, then a

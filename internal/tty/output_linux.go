@@ -1,4 +1,4 @@
-package child
+package tty
 
 import (
 	"fmt"
@@ -20,10 +20,10 @@ import (
 // through. SIGTTOU sent with kill(2) still reaches the agent: it is
 // blocked only on the thread that writes, and only while it writes.
 
-// TerminalOutput returns f for the agent's writes: when f is a terminal,
+// Output returns f for the agent's writes: when f is a terminal,
 // a writer whose every write is made with SIGTTOU blocked; else f itself.
 // f is not put into blocking mode.
-func TerminalOutput(f *os.File) io.Writer {
+func Output(f *os.File) io.Writer {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return f
@@ -43,20 +43,20 @@ func TerminalOutput(f *os.File) io.Writer {
 type ttyWriter struct{ f *os.File }
 
 func (w ttyWriter) Write(p []byte) (n int, err error) {
-	err = withoutTTOU(func() error {
+	err = WithoutTTOU(func() error {
 		n, err = w.f.Write(p)
 		return err
 	})
 	return n, err
 }
 
-// withoutTTOU runs do on one OS thread with SIGTTOU blocked there, and
+// WithoutTTOU runs do on one OS thread with SIGTTOU blocked there, and
 // gives the thread its mask back after.
-func withoutTTOU(do func() error) error {
+func WithoutTTOU(do func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var ttou, old unix.Sigset_t
-	sigaddset(&ttou, unix.SIGTTOU)
+	ttou.Val[0] = 1 << (unix.SIGTTOU - 1) // below 32 on every architecture
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &ttou, &old); err != nil {
 		return fmt.Errorf("block SIGTTOU: %w", err)
 	}

@@ -1,4 +1,4 @@
-package child
+package sigreserved
 
 import (
 	"fmt"
@@ -19,16 +19,16 @@ const (
 	sigIGN = 1
 )
 
-// CatchReserved gives each reserved signal that is at its default action
-// the action of reservedAction: where the architecture has the handler
-// built in, a handler that returns at once, so that the signal is caught
-// and dropped at any moment, during a fork too; execve resets a caught
-// signal to its default, so children start with it at the default, as the
-// agent did. Elsewhere the signal is ignored, also in children. A reserved
+// Catch gives each reserved signal that is at its default action the
+// action of reservedAction: where the architecture has the handler built
+// in, a handler that returns at once, so that the signal is caught and
+// dropped at any moment, during a fork too; execve resets a caught signal
+// to its default, so children start with it at the default, as the agent
+// did. Elsewhere the signal is ignored, also in children. A reserved
 // signal the agent inherited as ignored stays ignored, also in children;
 // one that already has a handler (a C library's, in a cgo build) keeps it.
 // Call it once, at start.
-func CatchReserved() error {
+func Catch() error {
 	for _, sig := range reserved {
 		var old kernelSigaction
 		if err := sigaction(sig, nil, &old); err != nil {

@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package child
+package sigreserved
 
 // reservedAction is the action of a reserved signal where no handler is
 // built in: ignored, and so ignored in children too.

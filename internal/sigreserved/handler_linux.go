@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package child
+package sigreserved
 
 // Flags of struct sigaction, the same on amd64 and arm64.
 const (
@@ -10,7 +10,7 @@ const (
 )
 
 // reservedHandler, reservedRestorer and reservedPCs are in assembly
-// (sigcatch_*.s): a signal handler cannot be Go code, which needs the
+// (handler_*.s): a signal handler cannot be Go code, which needs the
 // goroutine's context that a signal may interrupt at any instruction.
 
 // reservedHandler returns at once.

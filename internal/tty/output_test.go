@@ -1,4 +1,4 @@
-package child
+package tty
 
 import (
 	"os"
@@ -8,16 +8,16 @@ import (
 	"github.com/fifobridge/fifobridge/internal/testgate"
 )
 
-// TestTerminalOutput: a terminal gets a writer that blocks SIGTTOU around
+// TestOutput: a terminal gets a writer that blocks SIGTTOU around
 // each write and writes what it is given; anything else is written as it is.
-func TestTerminalOutput(t *testing.T) {
+func TestOutput(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	defer w.Close()
-	if got := TerminalOutput(w); got != w {
+	if got := Output(w); got != w {
 		t.Errorf("a pipe: got %T, want the file itself", got)
 	}
 	master, slave, err := OpenPTY(Winsize{Cols: 80, Rows: 24})
@@ -26,7 +26,7 @@ func TestTerminalOutput(t *testing.T) {
 	}
 	defer master.Close()
 	defer slave.Close()
-	out := TerminalOutput(slave)
+	out := Output(slave)
 	if _, ok := out.(ttyWriter); !ok {
 		t.Fatalf("a terminal: got %T, want a ttyWriter", out)
 	}

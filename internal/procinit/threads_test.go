@@ -1,4 +1,4 @@
-package child
+package procinit
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 
 // TestReserveThreads: the runtime holds the reserved threads afterwards.
 func TestReserveThreads(t *testing.T) {
-	ReserveThreads(24)
+	reserveThreads(24)
 	n := 0
 	entries, err := os.ReadDir("/proc/self/task")
 	require.NoError(t, err)

@@ -1,8 +1,9 @@
-package child
+package tty
 
 import (
 	"testing"
 
+	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -20,7 +21,7 @@ func TestParseWinsize(t *testing.T) {
 }
 
 func TestOpenPTY(t *testing.T) {
-	before := CountDescriptors()
+	before := procfs.Descriptors()
 	master, slave, err := OpenPTY(Winsize{Cols: 132, Rows: 43})
 	require.NoError(t, err)
 	for _, f := range []int{int(master.Fd()), int(slave.Fd())} {
@@ -37,5 +38,5 @@ func TestOpenPTY(t *testing.T) {
 	require.Equal(t, [2]uint16{100, 30}, [2]uint16{ws.Col, ws.Row})
 	require.NoError(t, slave.Close())
 	require.NoError(t, master.Close())
-	require.Equal(t, before, CountDescriptors(), "descriptors left open")
+	require.Equal(t, before, procfs.Descriptors(), "descriptors left open")
 }

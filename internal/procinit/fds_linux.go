@@ -1,4 +1,4 @@
-package child
+package procinit
 
 import (
 	"fmt"
@@ -8,12 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MarkInheritedCloseOnExec makes every descriptor above 2 that the process
+// closeInheritedOnExec makes every descriptor above 2 that the process
 // holds close-on-exec, so that nothing inherited from whoever started the
 // agent reaches a child. It also points any of 0, 1 and 2 that is closed at
-// /dev/null, so that no later open lands there by accident. Call it first
-// thing, before any child starts.
-func MarkInheritedCloseOnExec() error {
+// /dev/null, so that no later open lands there by accident.
+func closeInheritedOnExec() error {
 	for fd := 0; fd <= 2; fd++ {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == unix.EBADF {
 			null, err := unix.Open("/dev/null", unix.O_RDWR, 0)
@@ -41,13 +40,4 @@ func MarkInheritedCloseOnExec() error {
 		}
 	}
 	return nil
-}
-
-// CountDescriptors returns how many descriptors the process has open.
-func CountDescriptors() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(ents) - 1 // less the directory itself
 }

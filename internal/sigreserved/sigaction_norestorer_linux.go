@@ -1,6 +1,6 @@
 //go:build linux && (riscv64 || loong64)
 
-package child
+package sigreserved
 
 // kernelSigaction is struct sigaction as rt_sigaction(2) takes it on the
 // architectures without sa_restorer (the kernel returns from a handler

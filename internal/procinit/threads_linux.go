@@ -1,4 +1,4 @@
-package child
+package procinit
 
 import (
 	"runtime"
@@ -7,22 +7,23 @@ import (
 	"github.com/fifobridge/fifobridge/cgroup"
 )
 
-// maxReservedThreads bounds ReserveFor's reserve.
+// maxReservedThreads bounds ReserveThreads' reserve.
 const maxReservedThreads = 64
 
-// ReserveFor reserves the idle threads an agent running up to children
-// children at once may need at one moment: one per P that runs Go code,
-// and one for each goroutine that may sit in a system call meanwhile (a
-// few of the agent's own, two for each child's), at most
+// ReserveThreads reserves the idle threads an agent running up to
+// children children at once may need at one moment: one per P that runs
+// Go code, and one for each goroutine that may sit in a system call
+// meanwhile (a few of the agent's own, two for each child's), at most
 // maxReservedThreads, and at most a quarter of what a pids limit on the
 // agent's cgroup leaves, so that the reserve does not starve the children
-// it is there to survive. It returns the number reserved.
-func ReserveFor(children int) int {
+// it is there to survive. Call it before any child starts. It returns the
+// number reserved.
+func ReserveThreads(children int) int {
 	n := min(runtime.GOMAXPROCS(0)+7+2*children, maxReservedThreads)
 	if headroom, limited := cgroup.PidsHeadroom(); limited {
 		n = min(n, max(headroom/4, 1))
 	}
-	ReserveThreads(n)
+	reserveThreads(n)
 	return n
 }
 
@@ -33,12 +34,12 @@ func ReserveFor(children int) int {
 // the program. It never ends an idle thread, though, so threads made at
 // start are there to be reused for the agent's whole life.
 
-// ReserveThreads makes the runtime hold at least n idle OS threads: n
+// reserveThreads makes the runtime hold at least n idle OS threads: n
 // goroutines each lock a thread of their own at once, then let go and
 // end, and their threads stay with the runtime, idle. Call it before any
 // child starts, while the agent's CPU mask is its own (a thread inherits
 // the mask of the thread that made it).
-func ReserveThreads(n int) {
+func reserveThreads(n int) {
 	var locked, done sync.WaitGroup
 	release := make(chan struct{})
 	locked.Add(n)

@@ -1,43 +1,21 @@
-package child
+package tty
 
 import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
-	"syscall"
 
-	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
 // A pseudo-terminal is opened here with golang.org/x/sys alone, not with
 // github.com/creack/pty: the whole of it is one open and three ioctls, and
 // the terminal child's start (Setsid, Setctty, the slave as 0, 1 and 2) is
-// Start's own business, which a library would only wrap.
-
-// Winsize is a terminal's window size in character cells.
-type Winsize struct {
-	Cols, Rows uint16
-}
-
-func (w Winsize) String() string { return fmt.Sprintf("%dx%d", w.Cols, w.Rows) }
-
-// ParseWinsize reads "COLSxROWS", both from 1 to 65535; spaces around it
-// are ignored.
-func ParseWinsize(s string) (Winsize, error) {
-	c, r, ok := strings.Cut(strings.TrimSpace(s), "x")
-	cols, err1 := strconv.ParseUint(c, 10, 16)
-	rows, err2 := strconv.ParseUint(r, 10, 16)
-	if !ok || err1 != nil || err2 != nil || cols == 0 || rows == 0 {
-		return Winsize{}, fmt.Errorf("parse window size %q: want COLSxROWS, e.g. 80x24", s)
-	}
-	return Winsize{Cols: uint16(cols), Rows: uint16(rows)}, nil
-}
+// child.Reaper.Start's own business, which a library would only wrap.
 
 // OpenPTY opens a new pseudo-terminal pair, both ends with O_CLOEXEC and
 // O_NOCTTY. The master is non-blocking, for the runtime poller; the slave
-// is for a child (Spec.Ctty), to be closed by the caller once it started.
+// is for a child (child.Spec.Ctty), to be closed by the caller once it started.
 func OpenPTY(size Winsize) (master, slave *os.File, err error) {
 	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -101,30 +79,4 @@ func setWinsize(fd int, size Winsize) error {
 		return fmt.Errorf("set window size %s: %w", size, err)
 	}
 	return nil
-}
-
-// Hangup sends SIGHUP once to every process left in the session p led on
-// its terminal (Spec.Ctty), p excepted, after p has exited: what a
-// terminal's hangup would reach. It returns how many it signalled. Only
-// processes that started after p are counted as its session's, and nothing
-// is signalled once p's number names a new process: a session's id is not
-// reused while the session has a member.
-func (r *Reaper) Hangup(p *Process) int {
-	if r.foreign {
-		return 0 // pids in /proc are another namespace's
-	}
-	all := procfs.Processes()
-	var left []proc
-	for _, q := range all {
-		if q.PID == p.Pid {
-			return 0 // p's own number: p still runs, or it was reused
-		}
-		if q.SID == p.Pid && q.Start >= p.startTicks {
-			left = append(left, q)
-		}
-	}
-	for _, q := range left {
-		signalProc(q, syscall.SIGHUP)
-	}
-	return len(left)
 }
