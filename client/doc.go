@@ -10,6 +10,11 @@
 //     never lists them, and reads DIR/status.json and DIR/lock through
 //     DIR's descriptor. Whoever may enter DIR, write DIR/in and create
 //     files in replies/ may send.
+//   - Send and Ask resolve DIR once: they enter it at their start and do
+//     everything else (the input FIFO, replies/, the status file, the
+//     lock, the cancel line) relative to that descriptor, however long the
+//     request waits. WaitServing and WaitAsking, which wait for a DIR that
+//     may not exist yet, resolve it afresh on each look.
 //   - The private reply FIFO Send makes is removed on every way out Send
 //     lives to see (the agent sweeps away what a SIGKILLed one leaves).
 //     Its name is 128 random bits; the request always carries an id, and
