@@ -28,7 +28,8 @@ type AskOptions struct {
 	// Limit is the turn's time limit (0: none); Quiet, if set, ends the
 	// turn after that long without output.
 	Limit, Quiet time.Duration
-	// Stdout receives the answer as it comes.
+	// Stdout receives the answer as it comes, as Send's Stdout does: a
+	// write still blocked when ctx ends is abandoned.
 	Stdout io.Writer
 	// Warn, when set, is told about what Ask ignores, as Send's is.
 	Warn func(msg string)

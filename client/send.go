@@ -48,7 +48,10 @@ type Options struct {
 	// order; the agent refuses them unless it runs with -allow-args.
 	Args  []string
 	Limit time.Duration // the request's time limit; 0: the agent's default
-	// Stdout and Stderr receive the child's output byte for byte.
+	// Stdout and Stderr receive the child's output byte for byte. They
+	// are written, and Warn called, one at a time on a goroutine of
+	// Send's; a write still blocked when ctx ends is abandoned (see the
+	// package doc).
 	Stdout, Stderr io.Writer
 	// Warn, when set, is told about what Send ignores: frames of other
 	// requests, lines that are not frames. Each kind is told once.
