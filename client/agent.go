@@ -2,10 +2,10 @@ package client
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -13,12 +13,13 @@ import (
 // still serves DIR: one that reads the input FIFO, or one that stopped
 // reading it because it is stopping and still answers the lines it read.
 type agentWatch struct {
-	dir, in string
-	start   string // the serving agent at send's start (identity), or ""
+	dir   *sharedir.Dir // DIR, entered once; not the watch's to close
+	in    string        // the name of the FIFO the request went to
+	start string        // the serving agent at send's start (identity), or ""
 }
 
-func newAgentWatch(dir string) *agentWatch {
-	w := &agentWatch{dir: dir, in: filepath.Join(dir, "in")}
+func newAgentWatch(dir *sharedir.Dir, in string) *agentWatch {
+	w := &agentWatch{dir: dir, in: in}
 	if s, err := w.status(); err == nil {
 		w.start = identity(s)
 	}
@@ -32,11 +33,11 @@ const watchPeriod = 250 * time.Millisecond
 // gone returns why no agent that can answer the request serves DIR any
 // more, or nil while one does.
 func (w *agentWatch) gone() error {
-	if r, err := fifo.OpenWriterNow(w.in); err == nil {
+	if r, err := fifo.OpenWriterNowAt(w.dir, w.in); err == nil {
 		r.Close()
 		if w.start != "" {
 			if s, err := w.status(); err == nil && identity(s) != w.start {
-				return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir)
+				return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir.Path())
 			}
 		}
 		return nil
@@ -45,10 +46,10 @@ func (w *agentWatch) gone() error {
 	// answers every line it read before it exits.
 	s, err := w.status()
 	if err != nil || !w.alive() {
-		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.in)
+		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.dir.Join(w.in))
 	}
 	if w.start != "" && identity(s) != w.start {
-		return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir)
+		return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir.Path())
 	}
 	if s.State != "stopping" && s.State != "running" {
 		return fmt.Errorf("%w: the agent is %s", ErrAgentGone, s.State)
@@ -57,7 +58,7 @@ func (w *agentWatch) gone() error {
 }
 
 func (w *agentWatch) status() (status.Status, error) {
-	return status.Read(filepath.Join(w.dir, "status.json"))
+	return status.ReadAt(w.dir, statusName)
 }
 
 // identity names one run of an agent: its pid and start time.
@@ -69,7 +70,7 @@ func identity(s status.Status) string {
 // namespace, and false at once when the agent died. A lock that cannot be
 // checked counts as no agent.
 func (w *agentWatch) alive() bool {
-	ok, err := status.AgentAlive(w.dir)
+	ok, err := status.AgentAliveAt(w.dir)
 	return err == nil && ok
 }
 
@@ -77,13 +78,13 @@ func (w *agentWatch) alive() bool {
 // where a request line would be the child's input: nothing is written then.
 // An agent writes its status file before it serves its FIFOs, so the file
 // read here is the serving agent's own.
-func refuseStreamMode(dir string) error {
-	s, err := status.Read(filepath.Join(dir, "status.json"))
+func refuseStreamMode(dir *sharedir.Dir) error {
+	s, err := status.ReadAt(dir, statusName)
 	if err != nil || s.Mode != "stream" || s.State == "stopped" {
 		return nil
 	}
-	if ok, err := status.AgentAlive(dir); err != nil || !ok {
+	if ok, err := status.AgentAliveAt(dir); err != nil || !ok {
 		return nil
 	}
-	return fmt.Errorf("the agent serving %s runs in stream mode; send needs -mode exec", dir)
+	return fmt.Errorf("the agent serving %s runs in stream mode; send needs -mode exec", dir.Path())
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/randname"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -28,7 +28,8 @@ type AskOptions struct {
 	// Limit is the turn's time limit (0: none); Quiet, if set, ends the
 	// turn after that long without output.
 	Limit, Quiet time.Duration
-	// Stdout receives the answer as it comes.
+	// Stdout receives the answer as it comes, as Send's Stdout does: a
+	// write still blocked when ctx ends is abandoned.
 	Stdout io.Writer
 	// Warn, when set, is told about what Ask ignores, as Send's is.
 	Warn func(msg string)
@@ -47,12 +48,19 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	askPath := filepath.Join(o.Dir, "ask")
-	if err := refuseNoConversation(o.Dir, askPath); err != nil {
+	dir, err := enterDir(o.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving it?)", ErrNoConversation, o.Dir)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	defer dir.Close()
+	if err := refuseNoConversation(dir); err != nil {
 		return Result{}, err
 	}
 	id := randname.New()
-	reply, err := makeReply(o.Dir)
+	reply, err := makeReply(dir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -61,9 +69,8 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(o.Dir)
-	watch.in = askPath
-	if err := writeRequest(ctx, askPath, line, reply); err != nil {
+	watch := newAgentWatch(dir, askName)
+	if err := writeRequest(ctx, dir, askName, line, reply); err != nil {
 		return Result{}, err
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn}
@@ -93,16 +100,16 @@ func askLine(id, reply string, o AskOptions) ([]byte, error) {
 // refuseNoConversation fails when the agent serving dir cannot hold a
 // conversation: one in exec mode, or one without -prompt, which makes no
 // DIR/ask. Nothing is written then.
-func refuseNoConversation(dir, askPath string) error {
-	if s, err := status.Read(filepath.Join(dir, "status.json")); err == nil && s.Mode == "exec" && s.State != "stopped" {
-		if ok, err := status.AgentAlive(dir); err == nil && ok {
-			return fmt.Errorf("%w: the agent serving %s runs in exec mode; ask needs a stream agent run with -prompt", ErrNoConversation, dir)
+func refuseNoConversation(dir *sharedir.Dir) error {
+	if s, err := status.ReadAt(dir, statusName); err == nil && s.Mode == "exec" && s.State != "stopped" {
+		if ok, err := status.AgentAliveAt(dir); err == nil && ok {
+			return fmt.Errorf("%w: the agent serving %s runs in exec mode; ask needs a stream agent run with -prompt", ErrNoConversation, dir.Path())
 		}
 	}
-	err := fifo.Check(askPath)
+	err := fifo.CheckAt(dir, askName)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving %s?)", ErrNoConversation, askPath, dir)
+		return fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving %s?)", ErrNoConversation, dir.Join(askName), dir.Path())
 	case err != nil:
 		return fmt.Errorf("%w: %v", ErrNoConversation, err)
 	}

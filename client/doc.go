@@ -1,15 +1,30 @@
-// Package client is what `fifobridge send` does: it sends one exec-mode
-// request to an agent and relays the request's output and exit.
+// Package client is what `fifobridge send` and `fifobridge ask` do: Send
+// sends one exec-mode request to an agent and relays the request's output
+// and exit; Ask asks a conversation one turn.
 //
 // Guarantees:
 //
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
+//   - Send and Ask end when their context does, whatever Stdout and Stderr
+//     do. Their writes to them (and the calls of Warn) run one at a time,
+//     in frame order, on a goroutine of the relay; a write that blocks (a
+//     stdout nobody reads) is abandoned when the context ends: the reply
+//     FIFO is removed, the request cancelled (Send) or the turn given up
+//     (Ask), and ctx's error returned at once. That write is left to end
+//     by itself (the caller owns the writer: closing what it writes to
+//     ends it); nothing is written after it. While a write blocks, no more
+//     of the reply FIFO is read: one frame is held, and the agent waits.
 //   - Send works for any user the directory admits, root or not: it only
 //     enters DIR and DIR/replies (O_PATH descriptors, see sharedir.Enter),
 //     never lists them, and reads DIR/status.json and DIR/lock through
 //     DIR's descriptor. Whoever may enter DIR, write DIR/in and create
 //     files in replies/ may send.
+//   - Send and Ask resolve DIR once: they enter it at their start and do
+//     everything else (the input FIFO, replies/, the status file, the
+//     lock, the cancel line) relative to that descriptor, however long the
+//     request waits. WaitServing and WaitAsking, which wait for a DIR that
+//     may not exist yet, resolve it afresh on each look.
 //   - The private reply FIFO Send makes is removed on every way out Send
 //     lives to see (the agent sweeps away what a SIGKILLed one leaves).
 //     Its name is 128 random bits; the request always carries an id, and

@@ -35,7 +35,12 @@ type fakeAgent struct {
 // newDir makes DIR with an input FIFO nobody reads and replies/.
 func newDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	return newDirAt(t, t.TempDir())
+}
+
+// newDirAt makes an input FIFO nobody reads and replies/ in dir.
+func newDirAt(t *testing.T, dir string) string {
+	t.Helper()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "in"), 0o600))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "replies"), 0o755))
 	return dir

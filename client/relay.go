@@ -22,12 +22,15 @@ const maxFrame = 16 << 20
 const maxWarnings = 16
 
 // relay reads the frames of request id from a reply FIFO and copies them
-// to stdout and stderr until the exit frame.
+// to stdout and stderr until the exit frame. Its writes, warnings included,
+// go through out, one at a time and in frame order, so that ctx ends the
+// relay even while one of them blocks.
 type relay struct {
 	id             string
 	stdout, stderr io.Writer
 	warn           func(string)
 	warned         map[string]bool
+	out            *output
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
@@ -51,6 +54,8 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	}()
 	stopWatch := sync.OnceFunc(func() { close(first); watching.Wait() })
 	defer stopWatch()
+	r.out = startOutput()
+	defer r.out.stop()
 
 	lines := protocol.NewLineReader(reply.r, maxFrame)
 	for {
@@ -58,7 +63,9 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 		var tooLong *protocol.TooLongError
 		switch {
 		case errors.As(err, &tooLong):
-			r.ignore("line", "a line longer than %d bytes", maxFrame)
+			if err := r.ignore(ctx, "line", "a line longer than %d bytes", maxFrame); err != nil {
+				return Result{}, err
+			}
 			continue
 		case err != nil:
 			if p := goneErr.Load(); p != nil {
@@ -72,7 +79,10 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			}
 			return Result{}, fmt.Errorf("read reply FIFO %s: %w", reply.path, err)
 		}
-		f, ok := r.frame(line)
+		f, ok, err := r.frame(ctx, line)
+		if err != nil {
+			return Result{}, err
+		}
 		if !ok {
 			continue
 		}
@@ -86,7 +96,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 				wake()
 			}
 		}
-		if res, done, err := r.handle(f); done || err != nil {
+		if res, done, err := r.handle(ctx, f); done || err != nil {
 			return res, err
 		}
 	}
@@ -116,32 +126,39 @@ func waitGone(ctx context.Context, watch *agentWatch, reply *replyFIFO, first <-
 }
 
 // frame decodes line as a frame of this request; anything else is
-// reported and ignored.
-func (r *relay) frame(line []byte) (protocol.Frame, bool) {
+// reported and ignored. The error is ctx's, ended while a report waited.
+func (r *relay) frame(ctx context.Context, line []byte) (protocol.Frame, bool, error) {
 	if protocol.IsBlank(line) {
-		return protocol.Frame{}, false
+		return protocol.Frame{}, false, nil
 	}
 	var f protocol.Frame
 	if err := json.Unmarshal(line, &f); err != nil {
-		r.ignore("line", "a line that is not a frame")
-		return f, false
+		return f, false, r.ignore(ctx, "line", "a line that is not a frame")
 	}
 	if f.ID != r.id {
-		r.ignore("id "+f.ID, "a frame of another request (id %q)", truncate(f.ID, 64))
-		return f, false
+		return f, false, r.ignore(ctx, "id "+f.ID, "a frame of another request (id %q)", truncate(f.ID, 64))
 	}
-	return f, true
+	return f, true, nil
 }
 
-// handle applies one frame of this request; done says it was the last.
-func (r *relay) handle(f protocol.Frame) (res Result, done bool, err error) {
+// handle applies one frame of this request; done says it was the last. It
+// returns ctx's error when ctx ends while the frame's data is written.
+func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done bool, err error) {
 	switch f.Type {
 	case protocol.FrameStdout, protocol.FrameAnswer:
-		if _, err := r.stdout.Write(f.Bytes()); err != nil {
-			return Result{}, true, fmt.Errorf("write stdout: %w", err)
+		b := f.Bytes()
+		var werr error
+		if err := r.out.do(ctx, func() { _, werr = r.stdout.Write(b) }); err != nil {
+			return Result{}, true, err
+		}
+		if werr != nil {
+			return Result{}, true, fmt.Errorf("write stdout: %w", werr)
 		}
 	case protocol.FrameStderr:
-		r.stderr.Write(f.Bytes())
+		b := f.Bytes()
+		if err := r.out.do(ctx, func() { r.stderr.Write(b) }); err != nil {
+			return Result{}, true, err
+		}
 	case protocol.FrameError:
 		return Result{}, true, &RejectedError{Msg: f.Error}
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
@@ -157,16 +174,18 @@ func (r *relay) handle(f protocol.Frame) (res Result, done bool, err error) {
 }
 
 // ignore reports an ignored line once per key, and at most maxWarnings
-// times in all.
-func (r *relay) ignore(key, format string, args ...any) {
+// times in all, in order with the output (see output). It returns ctx's
+// error when ctx ends while the report waits.
+func (r *relay) ignore(ctx context.Context, key, format string, args ...any) error {
 	if r.warn == nil || r.warned[key] || len(r.warned) >= maxWarnings {
-		return
+		return nil
 	}
 	if r.warned == nil {
 		r.warned = map[string]bool{}
 	}
 	r.warned[key] = true
-	r.warn(fmt.Sprintf("ignored on the reply FIFO: "+format, args...))
+	msg := fmt.Sprintf("ignored on the reply FIFO: "+format, args...)
+	return r.out.do(ctx, func() { r.warn(msg) })
 }
 
 func truncate(s string, n int) string {

@@ -30,7 +30,7 @@ type replyFIFO struct {
 // agent made, and opens both its ends. DIR and replies/ are only entered,
 // never listed: a user who may enter DIR and create files in replies/
 // (mode 1733) needs nothing more.
-func makeReply(dir string) (*replyFIFO, error) {
+func makeReply(dir *sharedir.Dir) (*replyFIFO, error) {
 	name := randname.New()
 	replies, key, err := enterReplies(dir)
 	if err != nil {
@@ -72,17 +72,10 @@ func (p *replyFIFO) unlinked() bool {
 	return gone
 }
 
-// enterReplies enters DIR and then its replies/ (no link followed), with
-// O_PATH descriptors, and tells the key of a reply FIFO made there.
-func enterReplies(dir string) (*sharedir.Dir, replyKey, error) {
-	d, err := sharedir.Enter(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, replyKey{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, dir)
-	}
-	if err != nil {
-		return nil, replyKey{}, err
-	}
-	defer d.Close()
+// enterReplies enters replies/ of DIR, d (no link followed), with an
+// O_PATH descriptor, and tells the key of a reply FIFO made there.
+func enterReplies(d *sharedir.Dir) (*sharedir.Dir, replyKey, error) {
+	dir := d.Path()
 	replies, err := d.EnterSub("replies")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, replyKey{}, fmt.Errorf("%w in %s: make reply FIFO: %s has no replies/ directory", ErrNoAgent, dir, dir)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"os"
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/randname"
@@ -48,7 +48,10 @@ type Options struct {
 	// order; the agent refuses them unless it runs with -allow-args.
 	Args  []string
 	Limit time.Duration // the request's time limit; 0: the agent's default
-	// Stdout and Stderr receive the child's output byte for byte.
+	// Stdout and Stderr receive the child's output byte for byte. They
+	// are written, and Warn called, one at a time on a goroutine of
+	// Send's; a write still blocked when ctx ends is abandoned (see the
+	// package doc).
 	Stdout, Stderr io.Writer
 	// Warn, when set, is told about what Send ignores: frames of other
 	// requests, lines that are not frames. Each kind is told once.
@@ -64,11 +67,7 @@ type Options struct {
 // happens, including ctx being cancelled, which also cancels the request
 // at the agent ({"cancel":"ID"}).
 func Send(ctx context.Context, o Options) (Result, error) {
-	in := filepath.Join(o.Dir, "in")
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	if err := refuseStreamMode(o.Dir); err != nil {
 		return Result{}, err
 	}
 	id := o.ID
@@ -79,7 +78,18 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if id == "" {
 		id = randname.New()
 	}
-	reply, err := makeReply(o.Dir)
+	dir, err := enterDir(o.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, o.Dir)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	defer dir.Close()
+	if err := refuseStreamMode(dir); err != nil {
+		return Result{}, err
+	}
+	reply, err := makeReply(dir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -89,10 +99,10 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(o.Dir)
-	if err := writeRequest(ctx, in, line, reply); err != nil {
+	watch := newAgentWatch(dir, inName)
+	if err := writeRequest(ctx, dir, inName, line, reply); err != nil {
 		if ctx.Err() != nil {
-			cancelRequest(in, id) // the line may have been finished all the same
+			cancelRequest(dir, inName, id) // the line may have been finished all the same
 		}
 		return Result{}, err
 	}
@@ -101,7 +111,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if err != nil && ctx.Err() != nil {
 		// Interrupted, or past send's own -timeout: the request is
 		// canceled, not left to notice that its reader went away.
-		cancelRequest(in, id)
+		cancelRequest(dir, inName, id)
 	}
 	return res, err
 }

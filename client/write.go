@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
@@ -27,14 +28,15 @@ const lockPoll = 5 * time.Millisecond
 // take the input FIFO's lock within LockPatience.
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
-// writeRequest writes line, which names reply, to the input FIFO at in as
-// one piece, once reply's key allows it on that FIFO (replyKey.checkInput).
+// writeRequest writes line, which names reply, to the input FIFO in (a
+// name in dir) as one piece, once reply's key allows it on that FIFO (replyKey.checkInput).
 // A line of at most PipeBuf bytes is one atomic write(2). A longer one is
 // written under an exclusive flock on the FIFO, so that two long lines do
 // not interleave; it waits at most LockPatience for that lock, so that
 // nobody holding it can stall a send.
-func writeRequest(ctx context.Context, in string, line []byte, reply *replyFIFO) error {
-	w, err := fifo.OpenWriterNow(in)
+func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
+	in := dir.Join(inName) // for messages
+	w, err := fifo.OpenWriterNowAt(dir, inName)
 	switch {
 	case errors.Is(err, fifo.ErrNoReader):
 		return fmt.Errorf("%w %s", ErrNoAgent, in)

@@ -14,7 +14,8 @@
 //     lets use the FIFOs may read both (0640 for the default 0660, 0644 for
 //     0666), the agent's user may write them.
 //   - Read, Check and AgentAlive need only permission to enter DIR and read
-//     the two files, never to list DIR, nor to be root.
+//     the two files, never to list DIR, nor to be root. ReadAt and
+//     AgentAliveAt do the same through a DIR a client entered once.
 //   - Lock holds an exclusive flock on DIR/lock while the agent runs;
 //     AgentAlive tells from any PID namespace whether one does. The shared
 //     lock it takes to ask lasts microseconds, and Lock tries again for

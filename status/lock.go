@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/fifobridge/fifobridge/sharedir"
@@ -81,6 +80,12 @@ func AgentAlive(dir string) (bool, error) {
 		return false, fmt.Errorf("check agent: %w", err)
 	}
 	defer d.Close()
+	return AgentAliveAt(d)
+}
+
+// AgentAliveAt is AgentAlive for the directory d, already entered: a
+// client that entered DIR once asks it with that descriptor.
+func AgentAliveAt(d *sharedir.Dir) (bool, error) {
 	f, err := d.OpenFile(LockName, unix.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -94,7 +99,7 @@ func AgentAlive(dir string) (bool, error) {
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("check agent %s: %w", filepath.Join(dir, LockName), err)
+		return false, fmt.Errorf("check agent %s: %w", d.Join(LockName), err)
 	}
 	return false, nil // closing f releases the shared lock
 }

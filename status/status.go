@@ -251,25 +251,31 @@ func WriteAt(d *sharedir.Dir, name string, s Status, perm os.FileMode) error {
 // is opened through the directory's descriptor: a symbolic link there is
 // not followed, and a FIFO there does not block.
 func Read(path string) (Status, error) {
+	d, err := sharedir.Enter(filepath.Dir(path))
+	if err != nil {
+		return Status{}, fmt.Errorf("read status: %w", err)
+	}
+	defer d.Close()
+	return ReadAt(d, filepath.Base(path))
+}
+
+// ReadAt reads the status file name of d, as Read does, through d's
+// descriptor: a client that entered DIR once reads DIR/status.json with it.
+func ReadAt(d *sharedir.Dir, name string) (Status, error) {
 	var s Status
-	b, err := readFile(path)
+	b, err := readFileAt(d, name)
 	if err != nil {
 		return s, fmt.Errorf("read status: %w", err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("read status %s: %w", path, err)
+		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
 	return s, nil
 }
 
-// readFile reads the regular file at path.
-func readFile(path string) ([]byte, error) {
-	d, err := sharedir.Enter(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	f, err := d.OpenFile(filepath.Base(path), unix.O_RDONLY, 0)
+// readFileAt reads the regular file name of d.
+func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
+	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -57,22 +57,23 @@ func ask(cmdline []string) int {
 	}
 	warn := func(msg string) { fmt.Fprintf(os.Stderr, "fifobridge ask: %s\n", msg) }
 	res, err := client.Ask(turnCtx, client.AskOptions{Dir: *dir, Input: input, Limit: *timeout, Quiet: *quiet, Stdout: os.Stdout, Warn: warn})
-	return askExit(ctx, res, err, *timeout)
+	return askExit(turnCtx, res, err, *timeout)
 }
 
 // askExit maps how the turn ended to ask's exit code: 0 at a prompt, the
 // child's status when it ended during the turn, 124 past the limit, 125
-// for the bridge's errors, 128+N when ask was interrupted by signal N.
+// for the bridge's errors, 128+N when ask was interrupted by signal N. ctx
+// is the turn's, which a caught signal and -timeout end.
 func askExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
 	if code, ok := clientErrorExit(ctx, "ask", err, timeout); ok {
 		return code
 	}
 	switch {
 	case res.TimedOut:
-		fmt.Fprintf(os.Stderr, "fifobridge ask: timed out after %s; the child was interrupted\n", timeout)
+		say(ctx, "fifobridge ask: timed out after %s; the child was interrupted\n", timeout)
 		return exitTimedOut
 	case res.Exited && res.Code != 0:
-		fmt.Fprintf(os.Stderr, "fifobridge ask: the child ended during the turn (exit code %d)\n", res.Code)
+		say(ctx, "fifobridge ask: the child ended during the turn (exit code %d)\n", res.Code)
 	}
 	return res.Code
 }

@@ -30,25 +30,26 @@ func textInput(text []string, suffix string) ([]byte, error) {
 }
 
 // clientErrorExit maps the errors send and ask (name) end with alike to an
-// exit code, with one line on stderr: 128+N when a caught signal N
-// canceled ctx, 124 past the time limit, 141 quietly when stdout's reader
+// exit code, with one line on stderr (see say): 128+N when a caught signal
+// N canceled ctx, 124 past the time limit, 141 quietly when stdout's reader
 // left (as a pipeline expects), 125 for any other; ok is false when err is
-// nil and the caller decides by the result.
+// nil and the caller decides by the result. ctx is the request's: a caught
+// signal and the command's -timeout end it.
 func clientErrorExit(ctx context.Context, name string, err error, timeout time.Duration) (code int, ok bool) {
 	var sig *interrupted
 	switch {
 	case err == nil:
 		return 0, false
 	case errors.As(context.Cause(ctx), &sig):
-		fmt.Fprintf(os.Stderr, "fifobridge %s: interrupted by SIG%s\n", name, child.SignalName(sig.sig))
+		say(ctx, "fifobridge %s: interrupted by SIG%s\n", name, child.SignalName(sig.sig))
 		return 128 + int(sig.sig), true
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(os.Stderr, "fifobridge %s: timed out after %s\n", name, timeout)
+		say(ctx, "fifobridge %s: timed out after %s\n", name, timeout)
 		return exitTimedOut, true
 	case errors.Is(err, syscall.EPIPE):
 		return 128 + int(syscall.SIGPIPE), true
 	}
-	fmt.Fprintf(os.Stderr, "fifobridge %s: %v\n", name, err)
+	say(ctx, "fifobridge %s: %v\n", name, err)
 	return exitBridge, true
 }
 

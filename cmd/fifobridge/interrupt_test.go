@@ -32,7 +32,7 @@ func TestRelaySignals(t *testing.T) {
 	if !errors.As(context.Cause(ctx), &sig) || sig.sig != syscall.SIGTERM {
 		t.Fatalf("cause %v, want interrupted by SIGTERM", context.Cause(ctx))
 	}
-	if code := sendExit(ctx, client.Result{}, reqCtx.Err(), time.Hour); code != 128+int(syscall.SIGTERM) {
+	if code := sendExit(reqCtx, client.Result{}, reqCtx.Err(), time.Hour); code != 128+int(syscall.SIGTERM) {
 		t.Fatalf("exit code %d, want %d", code, 128+int(syscall.SIGTERM))
 	}
 }

@@ -76,17 +76,17 @@ func send(cmdline []string) int {
 	})
 	warn := func(msg string) { fmt.Fprintf(os.Stderr, "fifobridge send: %s\n", msg) }
 	res, err := client.Send(reqCtx, client.Options{Dir: *dir, ID: *id, Stdin: input, Args: args, Limit: limit, Stdout: os.Stdout, Stderr: os.Stderr, Warn: warn})
-	return sendExit(ctx, res, err, *timeout)
+	return sendExit(reqCtx, res, err, *timeout)
 }
 
 // sendExit maps how the request ended to send's exit code; ctx is the
-// context a caught signal cancels.
+// request's, which a caught signal and -timeout end.
 func sendExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
 	if code, ok := clientErrorExit(ctx, "send", err, timeout); ok {
 		return code
 	}
 	if res.TimedOut {
-		fmt.Fprintf(os.Stderr, "fifobridge send: request timed out\n")
+		say(ctx, "fifobridge send: request timed out\n")
 		return exitTimedOut
 	}
 	return res.Code

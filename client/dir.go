@@ -1,0 +1,23 @@
+package client
+
+import (
+	"github.com/fifobridge/fifobridge/sharedir"
+)
+
+// Names of the agent's files in DIR that Send and Ask use.
+const (
+	inName     = "in"          // exec mode's input FIFO
+	askName    = "ask"         // a conversation's control FIFO
+	statusName = "status.json" // the agent's status file
+)
+
+// enterDir enters DIR once, with an O_PATH descriptor (sharedir.Enter: no
+// symbolic link followed where others could have made it, no permission
+// to list it needed). Send and Ask reach everything in DIR through it: the
+// input FIFO, replies/, the status file and the lock, so that DIR is
+// resolved once, however long the request waits. A missing DIR is
+// reported as missing (os.ErrNotExist) with no more words: Send and Ask
+// each say what that means for them.
+func enterDir(dir string) (*sharedir.Dir, error) {
+	return sharedir.Enter(dir)
+}
