@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/jsonstr"
 )
 
 // Frame types of a conversation's turn (fifobridge ask), besides exit and
@@ -75,22 +79,71 @@ func positive(field, s string) (time.Duration, error) {
 }
 
 // End is how a turn ended without its child ending: at a prompt (or after
-// its quiet time), or past its time limit.
+// its quiet time), at a continuation prompt (incomplete), or past its time
+// limit.
 type End struct {
-	TimedOut   bool
+	TimedOut bool
+	// Incomplete says the child asked for more input than the turn gave
+	// (run -continuation), and was interrupted back to its prompt.
+	Incomplete bool
+	// Prompt is the named groups of the -prompt expression in the prompt
+	// that ended the turn, in the expression's order.
+	Prompt []PromptGroup
+	// Status is the number the group "status" showed, if it showed one.
+	Status     *int
 	DurationMS int64
 }
 
+// PromptGroup is a named group of the prompt expression and its text.
+type PromptGroup struct {
+	Name, Text string
+}
+
 // AppendEnd appends the one end frame of a turn whose child is still
-// there, and a newline.
+// there, and a newline: "ready":true unless it timed out or was
+// incomplete, then "status" and "prompt" when there are any, the prompt's
+// groups in their order. A name or text that is not valid UTF-8 has its
+// bad bytes replaced; a name seen before is left out (JSON wants each key
+// once).
 func AppendEnd(b []byte, id string, e End) []byte {
 	b = appendHead(b, id, FrameEnd)
 	if e.TimedOut {
 		b = append(b, `,"timed_out":true`...)
-	} else {
+	}
+	if e.Incomplete {
+		b = append(b, `,"incomplete":true`...)
+	}
+	if !e.TimedOut && !e.Incomplete {
 		b = append(b, `,"ready":true`...)
+	}
+	if e.Status != nil {
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(*e.Status), 10)
+	}
+	if len(e.Prompt) > 0 {
+		b = appendPrompt(b, e.Prompt)
 	}
 	b = append(b, `,"duration_ms":`...)
 	b = strconv.AppendInt(b, e.DurationMS, 10)
 	return append(b, "}\n"...)
+}
+
+// appendPrompt appends the "prompt" object of an end frame.
+func appendPrompt(b []byte, groups []PromptGroup) []byte {
+	b = append(b, `,"prompt":{`...)
+	seen := make([]string, 0, len(groups))
+	for _, g := range groups {
+		name := strings.ToValidUTF8(g.Name, "\uFFFD")
+		if slices.Contains(seen, name) {
+			continue
+		}
+		if len(seen) > 0 {
+			b = append(b, ',')
+		}
+		seen = append(seen, name)
+		b = jsonstr.Append(b, name)
+		b = append(b, ':')
+		b = jsonstr.Append(b, strings.ToValidUTF8(g.Text, "\uFFFD"))
+	}
+	return append(b, '}')
 }

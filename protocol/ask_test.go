@@ -67,3 +67,30 @@ func FuzzParseAsk(f *testing.F) {
 		}
 	})
 }
+
+// TestEndFrames: the end frame says how the turn ended, with the prompt's
+// groups in their order and the status as a number.
+func TestEndFrames(t *testing.T) {
+	seven := 7
+	for _, c := range []struct {
+		end  End
+		want string
+	}{
+		{End{DurationMS: 3}, `{"id":"a1","type":"end","ready":true,"duration_ms":3}` + "\n"},
+		{End{TimedOut: true, DurationMS: 3}, `{"id":"a1","type":"end","timed_out":true,"duration_ms":3}` + "\n"},
+		{End{Incomplete: true, DurationMS: 3}, `{"id":"a1","type":"end","incomplete":true,"duration_ms":3}` + "\n"},
+		{End{Prompt: []PromptGroup{{"status", "7"}, {"cwd", "/src"}}, Status: &seven, DurationMS: 3},
+			`{"id":"a1","type":"end","ready":true,"status":7,"prompt":{"status":"7","cwd":"/src"},"duration_ms":3}` + "\n"},
+		{End{Prompt: []PromptGroup{{"x", "a\"b"}, {"x", "dropped"}, {"y", ""}}, DurationMS: 0},
+			`{"id":"a1","type":"end","ready":true,"prompt":{"x":"a\"b","y":""},"duration_ms":0}` + "\n"},
+	} {
+		if got := string(AppendEnd(nil, "a1", c.end)); got != c.want {
+			t.Errorf("AppendEnd(%+v) = %s; want %s", c.end, got, c.want)
+		}
+	}
+	var f Frame
+	if err := json.Unmarshal(AppendEnd(nil, "a1", End{Prompt: []PromptGroup{{"status", "7"}}, Status: &seven}), &f); err != nil ||
+		f.Status == nil || *f.Status != 7 || f.Prompt["status"] != "7" || !f.Ready {
+		t.Errorf("decoded to %+v, %v", f, err)
+	}
+}

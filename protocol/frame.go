@@ -30,10 +30,14 @@ type Frame struct {
 	Signal     string `json:"signal,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	Ready      bool   `json:"ready,omitempty"`
+	Incomplete bool   `json:"incomplete,omitempty"` // an ask's input wanted more
+	Status     *int   `json:"status,omitempty"`     // what its prompt's group "status" showed
 	Canceled   bool   `json:"canceled,omitempty"`
 	Killed     bool   `json:"killed,omitempty"`
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Prompt is the named groups of the prompt that ended an ask's turn.
+	Prompt map[string]string `json:"prompt,omitempty"`
 }
 
 // Bytes returns the payload of a stdout or stderr frame.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -192,6 +193,100 @@ func FuzzFrames(f *testing.F) {
 			t.Fatalf("end frame decoded to %+v; want id %q, %+v", fr, wantID, e)
 		}
 	})
+}
+
+// FuzzEndFrame checks that an end frame is one line of JSON that
+// encoding/json decodes to what was encoded, whatever the prompt's groups
+// (names and texts taken from groups, "\x00" between them): every name
+// once, the first text of a name, bad UTF-8 replaced; and that the groups
+// come in their order.
+func FuzzEndFrame(f *testing.F) {
+	f.Add("a1", "status\x001\x00cwd\x00/src", 1, true, uint8(0), int64(12))
+	f.Add("a1", "status\x00x\x00status\x00y\x00\xff\x00\xfe\x00\xfe\x00z", -3, false, uint8(3), int64(-1))
+	f.Add("", "", 0, true, uint8(2), int64(0))
+	f.Fuzz(func(t *testing.T, id, groups string, status int, hasStatus bool, flags uint8, ms int64) {
+		e := End{TimedOut: flags&1 != 0, Incomplete: flags&2 != 0, DurationMS: ms}
+		if hasStatus {
+			e.Status = &status
+		}
+		parts := strings.Split(groups, "\x00")
+		for i := 0; i+1 < len(parts); i += 2 {
+			e.Prompt = append(e.Prompt, PromptGroup{Name: parts[i], Text: parts[i+1]})
+		}
+		line := AppendEnd(nil, id, e)
+		fr := decodeOne(t, line)
+		switch {
+		case fr.ID != strings.ToValidUTF8(id, "\uFFFD") || fr.Type != FrameEnd:
+			t.Fatalf("end frame %q decoded to id %q, type %q", line, fr.ID, fr.Type)
+		case fr.TimedOut != e.TimedOut || fr.Incomplete != e.Incomplete || fr.Ready != (!e.TimedOut && !e.Incomplete):
+			t.Fatalf("end frame %q decoded to %+v; want %+v", line, fr, e)
+		case (fr.Status == nil) != !hasStatus || hasStatus && *fr.Status != status:
+			t.Fatalf("end frame %q decoded to status %v; want %d (%v)", line, fr.Status, status, hasStatus)
+		case fr.DurationMS == nil || *fr.DurationMS != ms:
+			t.Fatalf("end frame %q decoded to duration %v; want %d", line, fr.DurationMS, ms)
+		}
+		var want []PromptGroup // as the frame should show them: each name once
+		for _, g := range e.Prompt {
+			g = PromptGroup{Name: strings.ToValidUTF8(g.Name, "\uFFFD"), Text: strings.ToValidUTF8(g.Text, "\uFFFD")}
+			if !slices.ContainsFunc(want, func(w PromptGroup) bool { return w.Name == g.Name }) {
+				want = append(want, g)
+			}
+		}
+		if len(fr.Prompt) != len(want) {
+			t.Fatalf("end frame %q decoded to prompt %q; want %q", line, fr.Prompt, want)
+		}
+		for _, g := range want {
+			if text, ok := fr.Prompt[g.Name]; !ok || text != g.Text {
+				t.Fatalf("end frame %q decoded to prompt %q; want %q", line, fr.Prompt, want)
+			}
+		}
+		if got := promptKeys(t, line); !slices.Equal(got, names(want)) {
+			t.Fatalf("end frame %q has its prompt's keys in the order %q; want %q", line, got, names(want))
+		}
+	})
+}
+
+func names(gs []PromptGroup) []string {
+	var ns []string
+	for _, g := range gs {
+		ns = append(ns, g.Name)
+	}
+	return ns
+}
+
+// promptKeys returns the keys of the "prompt" object of a frame, in the
+// order they come.
+func promptKeys(t *testing.T, line []byte) []string {
+	t.Helper()
+	var frame map[string]json.RawMessage
+	if err := json.Unmarshal(line, &frame); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := frame["prompt"]
+	if !ok {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var keys []string
+	for depth := 0; ; {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			if tok == '{' {
+				depth++
+			}
+		case string:
+			if depth == 1 {
+				keys = append(keys, tok)
+				if _, err := dec.Token(); err != nil { // its value
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 }
 
 // decodeOne decodes line, which must be one line of valid JSON.

@@ -2,14 +2,18 @@ package turn
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"time"
 )
 
-// DefaultQuiet is how long the output must have stopped before its last
-// line is taken for the prompt.
-const DefaultQuiet = 20 * time.Millisecond
+// DefaultSettle is how long the output must have stayed quiet after a
+// prompt before the child counts as ready, unless the caller sees sooner
+// that the child waits for input (Settle).
+const DefaultSettle = 20 * time.Millisecond
+
+// SettleAtOnce is a Config.Settle that takes a prompt as soon as it is
+// shown (run -settle 0): the deadline after output is the output's time.
+const SettleAtOnce time.Duration = -1
 
 // MaxHold is the longest line the tracker holds back while it cannot tell
 // whether it is the prompt. A longer line is handed on in pieces of this
@@ -20,11 +24,12 @@ const MaxHold = 4096
 type EchoMode uint8
 
 const (
-	// EchoAuto removes the echo in terminal mode only: a terminal echoes
-	// what it is given, pipes do not.
+	// EchoAuto removes a terminal's echo, and on pipes the echo of a child
+	// that has shown it echoes its input itself (bash -i with readline,
+	// sqlite3 -interactive): see the package doc.
 	EchoAuto EchoMode = iota
-	// EchoOn removes it on pipes too, for a child that echoes its input
-	// itself (sqlite3 -interactive does).
+	// EchoOn removes it on pipes from the first turn on, for a child
+	// known to echo its input.
 	EchoOn
 	// EchoOff never removes it.
 	EchoOff
@@ -34,11 +39,20 @@ const (
 type Config struct {
 	// Prompt matches the child's prompt: the text after the last newline,
 	// carriage returns and escape sequences removed, or an end of that
-	// text of at most 64 bytes (see the package doc). Required.
+	// text of at most 64 bytes (see the package doc). Its named groups
+	// are reported for the prompt that ends a turn (Groups, Status).
+	// Required.
 	Prompt *regexp.Regexp
-	// Quiet is how long the output must have stopped before the prompt is
-	// looked for; 0 means DefaultQuiet.
-	Quiet time.Duration
+	// Continuation, if set, matches the child's continuation prompt, the
+	// one it shows when it wants more input ("... "). Such a line, after
+	// the whole input, ends the turn as Incomplete; before the input's
+	// last line is read it is a prompt for a later line; it never makes
+	// the child ready, even where Prompt matches it too.
+	Continuation *regexp.Regexp
+	// Settle is how long the output must stay quiet after a prompt before
+	// the child counts as ready: 0 means DefaultSettle, a negative value
+	// (SettleAtOnce) no time at all.
+	Settle time.Duration
 	// Terminal says the child writes to a terminal: answers lose "\r" of
 	// "\r\n" and at a line's start, and escape sequences; the echo is the
 	// terminal's, with control characters shown as ^X.
@@ -55,14 +69,20 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.Prompt == nil {
 		return nil, ErrNoPrompt
 	}
-	if cfg.Quiet < 0 {
-		return nil, fmt.Errorf("turn: negative quiet period %v", cfg.Quiet)
+	settle := cfg.Settle
+	switch {
+	case settle < 0:
+		settle = 0
+	case settle == 0:
+		settle = DefaultSettle
 	}
-	if cfg.Quiet == 0 {
-		cfg.Quiet = DefaultQuiet
+	t := &Tracker{m: newMatcher(cfg.Prompt, cfg.Continuation), settle: settle, terminal: cfg.Terminal, state: stBusy}
+	switch {
+	case cfg.Echo == EchoOn || cfg.Echo == EchoAuto && cfg.Terminal:
+		t.echo = echoAlways
+	case cfg.Echo == EchoAuto:
+		t.echo = echoLearn
 	}
-	echo := cfg.Echo == EchoOn || cfg.Echo == EchoAuto && cfg.Terminal
-	t := &Tracker{prompt: cfg.Prompt, quiet: cfg.Quiet, terminal: cfg.Terminal, echo: echo, state: stBusy}
 	t.ln.reset()
 	return t, nil
 }

@@ -1,9 +1,6 @@
 package turn
 
-import (
-	"bytes"
-	"regexp"
-)
+import "bytes"
 
 // echoState is how far the echo of a turn's input has been seen.
 type echoState uint8
@@ -55,11 +52,38 @@ func (e *echoExpect) pending() bool { return e.state == echoSeen && e.next < len
 
 // line is the part of the next input line still to be seen.
 func (e *echoExpect) line() []byte {
+	return e.lineAt(e.next)[e.part:]
+}
+
+// lineAt is input line i as its echo shows.
+func (e *echoExpect) lineAt(i int) []byte {
 	from := 0
-	if e.next > 0 {
-		from = e.ends[e.next-1]
+	if i > 0 {
+		from = e.ends[i-1]
 	}
-	return e.form[from+e.part : e.ends[e.next]]
+	return e.form[from:e.ends[i]]
+}
+
+// bare reports whether v, a whole output line, is the input's first line,
+// where the turn's first output line would be its echo.
+func (e *echoExpect) bare(v []byte) bool {
+	return e.state == echoFirst && len(e.ends) > 0 && bytes.Equal(v, e.lineAt(0))
+}
+
+// seen notes that the echo of the input's first line was seen.
+func (e *echoExpect) seen() {
+	e.next, e.part = 1, 0
+	e.state, e.after = echoSeen, true
+}
+
+// nextEcho reports whether v, a whole output line, is the echo of the
+// input's second line, bare or after a prompt.
+func (e *echoExpect) nextEcho(v []byte, m *matcher) bool {
+	if len(e.ends) < 2 {
+		return false
+	}
+	want := e.lineAt(1)
+	return bytes.Equal(v, want) || len(v) > len(want) && bytes.HasSuffix(v, want) && contPrompt(v[:len(v)-len(want)], m, true)
 }
 
 // match reports whether v, what shows of an output line (whole) or of a
@@ -68,7 +92,7 @@ func (e *echoExpect) line() []byte {
 // or right after more echo; a prompt followed by it; on a terminal, the
 // start of it, the line wrapped at the terminal's width; or readline's
 // horizontally scrolled view, "<" and its end.
-func (e *echoExpect) match(v []byte, whole, start bool, prompt *regexp.Regexp, terminal bool) (ok, prompted bool) {
+func (e *echoExpect) match(v []byte, whole, start bool, m *matcher, terminal bool) (ok, prompted bool) {
 	if e.state == echoNone || e.next >= len(e.ends) {
 		return false, false
 	}
@@ -81,7 +105,7 @@ func (e *echoExpect) match(v []byte, whole, start bool, prompt *regexp.Regexp, t
 	case !whole && len(v) == 0:
 		return true, false // a piece that shows nothing
 	case whole && bare && bytes.Equal(v, want):
-	case whole && !cont && len(v) > len(want) && bytes.HasSuffix(v, want) && e.prompted(v[:len(v)-len(want)], prompt):
+	case whole && !cont && len(v) > len(want) && bytes.HasSuffix(v, want) && contPrompt(v[:len(v)-len(want)], m, e.next > 0):
 		prompted = true
 	case bare && len(v) > 0 && bytes.HasPrefix(want, v) && (!whole || terminal && len(v) < len(want)):
 		e.part += len(v)
@@ -115,17 +139,17 @@ func (e *echoExpect) miss() {
 // the prompt expression's say.
 const maxContPrompt = 32
 
-// prompted reports whether p, what shows before the echo of the next input
-// line, is a prompt of the child's: one the expression matches, or, before
-// a later line, a continuation prompt it need not match ("... ",
+// contPrompt reports whether p, what shows before the echo of an input
+// line, is a prompt of the child's: one the expressions match, or, before
+// a later line, a continuation prompt they need not match ("... ",
 // "   ...> ", "> "): at most maxContPrompt bytes of punctuation and spaces
 // that end with a space. A continuation prompt with letters or digits in
-// it must be matched by the expression.
-func (e *echoExpect) prompted(p []byte, prompt *regexp.Regexp) bool {
-	if prompt.Match(p) {
+// it must be matched by an expression.
+func contPrompt(p []byte, m *matcher, later bool) bool {
+	if m.isPrompt(p) {
 		return true
 	}
-	if e.next == 0 || len(p) > maxContPrompt || p[len(p)-1] != ' ' {
+	if !later || len(p) > maxContPrompt || p[len(p)-1] != ' ' {
 		return false
 	}
 	for _, c := range p {

@@ -13,8 +13,9 @@ import (
 
 // The fuzz input is a program for a Tracker. Its first byte is the
 // configuration: bit 0 terminal mode, bits 1-2 the echo mode, bits 3-5 the
-// prompt (fuzzPrompts). Then come operations, one byte each, the low three
-// bits saying which and the high five an argument A:
+// prompt (fuzzPrompts), bit 6 its continuation prompt too, bit 7 a settle
+// period of SettleAtOnce. Then come operations, one byte each, the low
+// three bits saying which and the high five an argument A:
 //
 //	0-2  output: a length byte and that many bytes, A ms after the last
 //	     operation, without ticking on the way (a late timer)
@@ -22,7 +23,8 @@ import (
 //	4    begin a turn: a length byte and the input, quiet time 3A ms
 //	5    abandon the turn
 //	6    typed input
-//	7    EOF when A is 0, else Tick at the current time
+//	7    EOF when A is 0, Tick at the current time when A is below 16,
+//	     else Settle at the current time
 const (
 	opOutput  = 0
 	opAdvance = 3
@@ -30,9 +32,35 @@ const (
 	opAbandon = 5
 	opTyped   = 6
 	opTick    = 7
+	argSettle = 16
 )
 
-var fuzzPrompts = []string{`^(>>>|\.\.\.) $`, `\$ $`, `^$`, `^[$>] $`, `^(sqlite|   \.\.\.)> $`, `x`, `^.*> $`, `^>>> $`}
+// fuzzPrompts are the prompts a program may use, each with the
+// continuation prompt it may add (the first also matches its
+// continuation prompt, which then wins).
+var fuzzPrompts = []struct{ prompt, cont string }{
+	{`^(>>>|\.\.\.) $`, `^\.\.\. $`},
+	{`(?:\[(?P<status>\d*)\] )?\$ $`, `^> $`},
+	{`^$`, `^\.\.\. $`},
+	{`^[$>] $`, `^> $`},
+	{`^(?P<db>sqlite|   \.\.\.)> $`, `^   \.\.\.> $`},
+	{`x`, `y`},
+	{`^(?P<a>.*)(?P<a>>) $`, `^\.\.\. $`},
+	{`^>>> $`, `^\.\.\. $`},
+}
+
+// fuzzConfig is the configuration a program's first byte gives.
+func fuzzConfig(b byte) Config {
+	p := fuzzPrompts[int(b>>3&7)%len(fuzzPrompts)]
+	cfg := Config{Terminal: b&1 != 0, Echo: EchoMode(b >> 1 & 3 % 3), Prompt: regexp.MustCompile(p.prompt)}
+	if b&(1<<6) != 0 {
+		cfg.Continuation = regexp.MustCompile(p.cont)
+	}
+	if b&(1<<7) != 0 {
+		cfg.Settle = SettleAtOnce
+	}
+	return cfg
+}
 
 // fuzzRun is what one run of a program gave.
 type fuzzRun struct {
@@ -46,13 +74,12 @@ func runProgram(t *testing.T, data []byte, split bool) fuzzRun {
 	if len(data) == 0 {
 		return fuzzRun{}
 	}
-	cfg := Config{Terminal: data[0]&1 != 0, Echo: EchoMode(data[0] >> 1 & 3 % 3),
-		Prompt: regexp.MustCompile(fuzzPrompts[int(data[0]>>3&7)%len(fuzzPrompts)])}
+	cfg := fuzzConfig(data[0])
 	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &fuzzHarness{t: t, tr: tr, tty: cfg.Terminal, now: time.Unix(1000, 0), seed: uint32(len(data))}
+	h := &fuzzHarness{t: t, tr: tr, cfg: cfg, split: split, now: time.Unix(1000, 0), seed: uint32(len(data))}
 	for i := 1; i < len(data); {
 		op, arg := data[i]&7, time.Duration(data[i]>>3)
 		i++
@@ -79,12 +106,16 @@ func runProgram(t *testing.T, data []byte, split bool) fuzzRun {
 type fuzzHarness struct {
 	t      *testing.T
 	tr     *Tracker
-	tty    bool
+	cfg    Config
+	split  bool // output in pieces, and AtPrompt asked between them
 	now    time.Time
 	seed   uint32
 	open   bool // a turn is open: Begin, and no End, Abandon or EOF since
 	answer []byte
 	run    fuzzRun
+
+	readies    int // Readies after the last operation
+	incomplete int // turns ended Incomplete
 }
 
 func (h *fuzzHarness) do(op byte, arg time.Duration, payload []byte, split bool) {
@@ -104,15 +135,58 @@ func (h *fuzzHarness) do(op byte, arg time.Duration, payload []byte, split bool)
 	case opTyped:
 		h.tr.Typed()
 	case opTick:
-		if arg == 0 {
+		switch {
+		case arg == 0:
 			h.take(h.tr.EOF())
 			h.closeTurn()
-		} else {
+		case arg < argSettle:
 			h.take(h.tr.Tick(h.now))
+		default:
+			h.settle()
 		}
 	}
 	if h.open != h.tr.InTurn() {
 		h.t.Fatalf("InTurn %v, but the segments say %v", h.tr.InTurn(), h.open)
+	}
+	h.checkShown()
+}
+
+// settle calls Settle, and checks that it takes a prompt AtPrompt saw: the
+// child is then ready, or its turn ended as incomplete.
+func (h *fuzzHarness) settle() {
+	at := h.tr.AtPrompt()
+	readies, ended := h.tr.Readies(), h.incomplete
+	h.take(h.tr.Settle(h.now))
+	if h.tr.AtPrompt() {
+		h.t.Fatal("AtPrompt after Settle")
+	}
+	if at && !h.tr.Ready() && h.incomplete == ended && !h.tr.Closed() {
+		h.t.Fatalf("Settle did not take the prompt AtPrompt saw (readies %d, now %d)", readies, h.tr.Readies())
+	}
+}
+
+// checkShown checks what the tracker tells of what the child showed: its
+// last line shows no escape, "\r" or "\n" and is short; the prompt's
+// groups are named groups of the expression; the count of readies grows
+// only as the child becomes ready.
+func (h *fuzzHarness) checkShown() {
+	last := h.tr.LastLine()
+	if len(last) > MaxLastLine || bytes.ContainsAny(last, "\x1b\r\n") {
+		h.t.Fatalf("last line %q", last)
+	}
+	n := h.tr.Readies()
+	if n < h.readies || n > h.readies+1 || n == h.readies+1 && !h.tr.Ready() && !h.tr.Closed() {
+		h.t.Fatalf("readies went from %d to %d (ready %v)", h.readies, n, h.tr.Ready())
+	}
+	h.readies = n
+	names := strings.Join(h.cfg.Prompt.SubexpNames(), " ")
+	for _, g := range h.tr.Groups() {
+		if g.Name == "" || !strings.Contains(" "+names+" ", " "+g.Name+" ") {
+			h.t.Fatalf("group %q is no named group of %v", g.Name, h.cfg.Prompt)
+		}
+	}
+	if st, ok := h.tr.Status(); ok && (st < 0 || len(h.tr.Groups()) == 0) {
+		h.t.Fatalf("status %d from groups %q", st, h.tr.Groups())
 	}
 }
 
@@ -129,6 +203,9 @@ func (h *fuzzHarness) output(p []byte, split bool) {
 		}
 		h.take(h.tr.Output(p[:n], h.now))
 		p = p[n:]
+		if split && h.seed%8 == 0 {
+			h.tr.AtPrompt() // changes nothing: the whole run does not ask
+		}
 	}
 	if !bytes.Equal(orig, h.run.fed[len(h.run.fed)-len(orig):]) {
 		h.t.Fatal("Output changed its argument")
@@ -148,14 +225,19 @@ func (h *fuzzHarness) advance(d time.Duration) {
 		if dl.After(h.now) {
 			h.now = dl
 		}
+		at := h.tr.AtPrompt()
+		readies, ended := h.tr.Readies(), h.incomplete
 		h.take(h.tr.Tick(h.now))
+		if at && h.tr.Readies() == readies && h.incomplete == ended {
+			h.t.Fatal("AtPrompt saw a prompt its deadline did not take")
+		}
 	}
 	h.now = end
 }
 
 func (h *fuzzHarness) take(segs []Segment) {
 	for _, s := range segs {
-		if (len(s.Data) == 0) != (s.Kind == End) {
+		if (len(s.Data) == 0) != s.Kind.ends() {
 			h.t.Fatalf("segment %v with %d bytes", s.Kind, len(s.Data))
 		}
 		h.run.got = append(h.run.got, s.Data...)
@@ -170,11 +252,17 @@ func (h *fuzzHarness) take(segs []Segment) {
 			if s.Kind == Answer {
 				h.answer = append(h.answer, s.Data...)
 			}
-		case End:
+		case End, Incomplete:
 			if !h.open {
-				h.t.Fatal("End outside a turn")
+				h.t.Fatalf("%v outside a turn", s.Kind)
 			}
-			h.run.kinds = append(h.run.kinds, End)
+			if s.Kind == Incomplete && h.cfg.Continuation == nil {
+				h.t.Fatal("Incomplete without a continuation prompt")
+			}
+			if s.Kind == Incomplete {
+				h.incomplete++
+			}
+			h.run.kinds = append(h.run.kinds, s.Kind)
 			h.closeTurn()
 		case Noise, Prompt, Discarded:
 		default:
@@ -185,7 +273,7 @@ func (h *fuzzHarness) take(segs []Segment) {
 
 // closeTurn checks the answer of the turn that ends.
 func (h *fuzzHarness) closeTurn() {
-	if h.tty && (bytes.IndexByte(h.answer, 0x1b) >= 0 || bytes.Contains(h.answer, []byte("\r\n"))) {
+	if h.cfg.Terminal && (bytes.IndexByte(h.answer, 0x1b) >= 0 || bytes.Contains(h.answer, []byte("\r\n"))) {
 		h.t.Fatalf("terminal answer %q has an escape or \"\\r\\n\"", h.answer)
 	}
 	h.open, h.answer = false, h.answer[:0]
@@ -234,16 +322,23 @@ func recordingSeeds(tb testing.TB) [][]byte {
 	var seeds [][]byte
 	for _, name := range names {
 		base := strings.TrimSuffix(filepath.Base(name), ".rec")
-		prompt := map[bool]int{true: 3, false: 0}[strings.HasPrefix(base, "bash") || strings.HasPrefix(base, "ash")]
+		prompt := 0
 		switch {
 		case strings.HasPrefix(base, "sqlite"):
 			prompt = 4
 		case strings.HasPrefix(base, "bc"):
 			prompt = 2
+		case strings.HasSuffix(base, "status") || base == "bash-pipe":
+			prompt = 1
+		case strings.HasPrefix(base, "bash") || strings.HasPrefix(base, "ash"):
+			prompt = 3
 		}
 		cfg := byte(prompt << 3)
-		if strings.HasSuffix(base, "tty") || strings.HasPrefix(base, "bash") {
+		if strings.HasSuffix(base, "tty") || base == "bash-xterm" || base == "bash-dumb" {
 			cfg |= 1
+		}
+		if strings.Contains(base, "cont") || strings.HasSuffix(base, "status") || base == "bash-pipe" {
+			cfg |= 1 << 6
 		}
 		seeds = append(seeds, encodeRecording(loadRecording(tb, base), cfg))
 	}

@@ -14,8 +14,22 @@ type clockReplay struct {
 
 func newClock(tb testing.TB, prompt string, tty bool) *clockReplay {
 	tb.Helper()
-	r := newReplay(tb, Config{Prompt: regexp.MustCompile(prompt), Terminal: tty})
+	return newClockConfig(tb, Config{Prompt: regexp.MustCompile(prompt), Terminal: tty})
+}
+
+func newClockConfig(tb testing.TB, cfg Config) *clockReplay {
+	tb.Helper()
+	r := newReplay(tb, cfg)
 	return &clockReplay{replay: r, now: r.t0}
+}
+
+// python is a clock for python3 on pipes with the README's recipe:
+// -prompt '^>>> $' -continuation '^\.\.\. $', at its first prompt.
+func python(tb testing.TB) *clockReplay {
+	tb.Helper()
+	c := newClockConfig(tb, Config{Prompt: regexp.MustCompile(`^>>> $`), Continuation: regexp.MustCompile(`^\.\.\. $`)})
+	c.out(">>> ").settle()
+	return c
 }
 
 // after moves the clock on by d, ticking at every deadline on the way.

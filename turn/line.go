@@ -1,5 +1,7 @@
 package turn
 
+import "unicode/utf8"
+
 // class is what a held byte is known to be so far.
 type class uint8
 
@@ -18,22 +20,26 @@ type lrun struct {
 
 // line is the current line: the bytes after the last newline (or the last
 // piece handed on), held until the tracker knows what they are. Its bytes
-// are the Tracker's buf[hold:].
+// are the Tracker's buf[hold:]. They may begin with a whole line before
+// it, its newline included, whose fate waits on this one (see learn.go):
+// its first pend runs, of which vis shows nothing.
 type line struct {
 	runs  []lrun
 	n     int    // bytes held
 	vis   []byte // what shows: the text less escape sequences, "\r" and "\n"
 	crAt  int    // runs[crAt] is the first undecided "\r"; -1 when there is none
 	start bool   // it begins at the start of a line, not after a piece handed on
+	pend  int    // runs of the line before, held with this one
+	last  []byte // the end of what the last line that showed anything showed
 }
 
 func (l *line) reset() {
-	l.runs, l.n, l.vis, l.crAt, l.start = l.runs[:0], 0, l.vis[:0], -1, true
+	l.runs, l.n, l.vis, l.crAt, l.start, l.pend = l.runs[:0], 0, l.vis[:0], -1, true, 0
 }
 
 // add appends n bytes of class c.
 func (l *line) add(c class, n int) {
-	if k := len(l.runs); k > 0 && l.runs[k-1].cls == c {
+	if k := len(l.runs); k > l.pend && l.runs[k-1].cls == c {
 		l.runs[k-1].n += n
 	} else {
 		if c == clCR && l.crAt < 0 {
@@ -75,7 +81,9 @@ func (l *line) decide(c class) {
 
 // drop removes the first k runs, of n bytes, once they are handed on.
 func (l *line) drop(k, n int) {
+	l.pend = max(l.pend-k, 0)
 	if k == len(l.runs) {
+		l.keep()
 		l.runs, l.n, l.vis, l.crAt = l.runs[:0], 0, l.vis[:0], -1
 		return
 	}
@@ -84,6 +92,15 @@ func (l *line) drop(k, n int) {
 	if l.crAt >= 0 {
 		l.crAt -= k
 	}
+}
+
+// keep notes what the line shows, if anything, as the last line the child
+// wrote, before it is forgotten.
+func (l *line) keep() {
+	if len(l.vis) == 0 {
+		return
+	}
+	l.last = append(l.last[:0], lastOf(l.vis)...)
 }
 
 // split makes n, a count of held bytes, fall between two runs, and returns
@@ -125,4 +142,17 @@ func (l *line) shown(m int) int {
 		at += r.n
 	}
 	return at
+}
+
+// lastOf is the end of v that LastLine shows: at most MaxLastLine bytes,
+// begun at a character's start when v is cut.
+func lastOf(v []byte) []byte {
+	if len(v) <= MaxLastLine {
+		return v
+	}
+	v = v[len(v)-MaxLastLine:]
+	for k := 0; k < utf8.UTFMax-1 && len(v) > 0 && !utf8.RuneStart(v[0]); k++ {
+		v = v[1:]
+	}
+	return v
 }

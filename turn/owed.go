@@ -39,26 +39,15 @@ func (t *Tracker) answer(k int) {
 
 // owedPrompts finds the prompts the child may have shown for the input's
 // later lines at the start of v: it returns their length and number, each
-// the shortest start of what is left that the prompt matches, searched
-// within limit bytes.
+// the shortest start of what is left that is a prompt (or a continuation
+// prompt), searched within limit bytes.
 func (t *Tracker) owedPrompts(v []byte, limit int) (m, shown int) {
 	for shown < t.owed {
-		n := t.promptPrefix(v[m:], limit)
+		n := t.m.prefix(v[m:], limit)
 		if n == 0 {
 			break
 		}
 		m, shown = m+n, shown+1
 	}
 	return m, shown
-}
-
-// promptPrefix is the length of the shortest start of v, of at most limit
-// bytes, that the prompt matches, or 0.
-func (t *Tracker) promptPrefix(v []byte, limit int) int {
-	for m := 1; m <= len(v) && m <= limit; m++ {
-		if t.prompt.Match(v[:m]) {
-			return m
-		}
-	}
-	return 0
 }

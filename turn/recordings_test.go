@@ -120,8 +120,9 @@ func TestRecordings(t *testing.T) {
 			wants: pythonWants(), discarded: []string{"tick\n", "KeyboardInterrupt\n"}},
 		{name: "python-tty", prompt: pyPrompt, tty: true, quiet: map[int]time.Duration{5: 100 * time.Millisecond},
 			wants: pythonWants(), discarded: []string{"tick\r\n", "^C", "KeyboardInterrupt\r\n"}},
-		{name: "sqlite-pipe", prompt: sqlitePrompt, wants: sqliteEchoOnPipes()},
+		{name: "sqlite-pipe", prompt: sqlitePrompt, wants: sqliteWants("")},
 		{name: "sqlite-pipe-echo", rec: "sqlite-pipe", prompt: sqlitePrompt, echo: EchoOn, wants: sqliteWants("")},
+		{name: "sqlite-pipe-echo-off", rec: "sqlite-pipe", prompt: sqlitePrompt, echo: EchoOff, wants: sqliteEchoKept()},
 		{name: "sqlite-tty", prompt: sqlitePrompt, tty: true, wants: sqliteWants("")},
 		{name: "bash-xterm", prompt: shPrompt, tty: true, wants: shellWants(bashErr, "[1] 1107\n", bashDone, "exit\n"),
 			discarded: []string{"tick\r\n", "^C"}},
@@ -159,10 +160,11 @@ func TestRecordings(t *testing.T) {
 	}
 }
 
-// sqliteEchoOnPipes: sqlite3 -interactive echoes its input itself; with
-// EchoAuto on pipes the echo stays in the answer (the continuation prompts
-// go: they are the prompts the child shows for the input's later lines).
-func sqliteEchoOnPipes() []want {
+// sqliteEchoKept: sqlite3 -interactive echoes its input itself; with
+// EchoOff the echo stays in the answer (the continuation prompts go: they
+// are the prompts the child shows for the input's later lines). With
+// EchoAuto the tracker learns from the first turn that the child echoes.
+func sqliteEchoKept() []want {
 	w := sqliteWants("select 6*7;\n")
 	w[1] = ended("create table t(a, b);\n")
 	w[2] = ended("insert into t values (1, 'one'), (2, 'two');\n")

@@ -51,10 +51,13 @@ func loadRecording(tb testing.TB, name string) []event {
 
 // turnResult is what one turn of a replay gave.
 type turnResult struct {
-	input  string
-	answer bytes.Buffer
-	echo   bytes.Buffer
-	ended  bool // it ended with End
+	input      string
+	answer     bytes.Buffer
+	echo       bytes.Buffer
+	ended      bool    // it ended with End
+	incomplete bool    // it ended with Incomplete
+	groups     []Group // the prompt's groups at End
+	status     int     // the status at End, or -1
 }
 
 // replay drives a Tracker and checks, as it goes, that the segments give
@@ -87,12 +90,17 @@ func (r *replay) take(segs []Segment) {
 			r.kinds = append(r.kinds, s.Kind)
 		}
 		switch s.Kind {
-		case End:
-			r.kinds = append(r.kinds, End)
+		case End, Incomplete:
+			r.kinds = append(r.kinds, s.Kind)
 			if r.cur == nil {
-				r.tb.Fatalf("End with no turn in progress")
+				r.tb.Fatalf("%v with no turn in progress", s.Kind)
 			}
-			r.cur.ended, r.cur = true, nil
+			r.cur.ended, r.cur.incomplete = s.Kind == End, s.Kind == Incomplete
+			r.cur.groups = append([]Group(nil), r.tr.Groups()...)
+			if st, ok := r.tr.Status(); ok {
+				r.cur.status = st
+			}
+			r.cur = nil
 		case Answer, Echo:
 			if r.cur == nil {
 				r.tb.Fatalf("%v %q with no turn in progress", s.Kind, s.Data)
@@ -133,7 +141,7 @@ func (r *replay) output(p []byte, at time.Time) {
 
 func (r *replay) begin(input string, quiet time.Duration, at time.Time) {
 	r.until(at)
-	r.cur = &turnResult{input: input}
+	r.cur = &turnResult{input: input, status: -1}
 	r.turns = append(r.turns, r.cur)
 	r.take(r.tr.Begin([]byte(input), quiet, at))
 }

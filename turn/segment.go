@@ -23,9 +23,19 @@ const (
 	// End has no bytes: the turn in progress ended here, at a prompt or
 	// after its quiet time, and the child is ready.
 	End
+	// Incomplete has no bytes: the turn in progress ended here, at the
+	// continuation prompt (Config.Continuation) after the whole input: the
+	// child wants more. It is busy until it shows its prompt again; the
+	// caller interrupts it.
+	Incomplete
 )
 
-var kindNames = [...]string{Answer: "answer", Noise: "noise", Echo: "echo", Prompt: "prompt", Discarded: "discarded", End: "end"}
+var kindNames = [...]string{Answer: "answer", Noise: "noise", Echo: "echo", Prompt: "prompt", Discarded: "discarded",
+	End: "end", Incomplete: "incomplete"}
+
+// ends reports whether k ends a turn: End or Incomplete, which have no
+// bytes.
+func (k Kind) ends() bool { return k == End || k == Incomplete }
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
@@ -35,7 +45,8 @@ func (k Kind) String() string {
 }
 
 // Segment is a stretch of the child's output and what it is. Data belongs
-// to the Tracker and is valid until its next call; it is empty for End.
+// to the Tracker and is valid until its next call; it is empty for End and
+// Incomplete.
 type Segment struct {
 	Kind Kind
 	Data []byte

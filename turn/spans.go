@@ -10,6 +10,7 @@ type span struct {
 // begin starts a call: the segments of the last call are forgotten and the
 // current line moves to the front of buf.
 func (t *Tracker) begin() {
+	t.atKnown = false
 	if t.hold > 0 {
 		t.buf = t.buf[:copy(t.buf, t.buf[t.hold:])]
 		t.hold = 0
@@ -20,10 +21,10 @@ func (t *Tracker) begin() {
 // emit adds buf[from:to] as kind, joining it to the span before when it is
 // of the same kind.
 func (t *Tracker) emit(kind Kind, from, to int) {
-	if from == to && kind != End {
+	if from == to && !kind.ends() {
 		return
 	}
-	if k := len(t.spans) - 1; k >= 0 && kind != End && t.spans[k].kind == kind && t.spans[k].to == from {
+	if k := len(t.spans) - 1; k >= 0 && !kind.ends() && t.spans[k].kind == kind && t.spans[k].to == from {
 		t.spans[k].to = to
 		return
 	}
@@ -54,7 +55,7 @@ func (t *Tracker) result() []Segment {
 	t.segs = t.segs[:0]
 	for _, s := range t.spans {
 		seg := Segment{Kind: s.kind}
-		if s.kind != End {
+		if !s.kind.ends() {
 			seg.Data = t.buf[s.from:s.to:s.to]
 		}
 		t.segs = append(t.segs, seg)

@@ -1,7 +1,6 @@
 package turn
 
 import (
-	"regexp"
 	"time"
 )
 
@@ -19,10 +18,10 @@ const (
 // and what the caller does to the child, and return the output they could
 // settle, as segments in output order.
 type Tracker struct {
-	prompt   *regexp.Regexp
-	quiet    time.Duration
+	m        matcher
+	settle   time.Duration
 	terminal bool
-	echo     bool // the input's echo is looked for
+	echo     echoMode // where the input's echo is looked for
 
 	state  state
 	buf    []byte // the bytes of this call, the current line's at buf[hold:]
@@ -37,6 +36,12 @@ type Tracker struct {
 	armed bool      // output came since the prompt was last looked for
 	fresh bool      // a line other than echo came since the last input
 
+	// What the child showed.
+	readies int     // times it became ready
+	groups  []Group // the named groups of the prompt that last made it ready
+	atKnown bool    // atOK is AtPrompt's answer, until the next call that can change it
+	atOK    bool
+
 	// The turn in progress.
 	exp       echoExpect
 	owed      int // prompts the child may still show for the input's later lines
@@ -46,11 +51,12 @@ type Tracker struct {
 }
 
 // Output takes p, bytes the child wrote, at now; p is not kept or changed.
-// It first does what Tick(now) would: a prompt shown before p that has been
-// quiet long enough is taken before p is read.
+// It first does what Tick(now) would, but for a settle period that ends at
+// now: a prompt shown before p that has been quiet longer than the settle
+// period is taken before p is read.
 func (t *Tracker) Output(p []byte, now time.Time) []Segment {
 	t.begin()
-	t.due(now)
+	t.due(now, len(p) > 0)
 	if len(p) == 0 {
 		return t.result()
 	}
@@ -68,12 +74,13 @@ func (t *Tracker) Output(p []byte, now time.Time) []Segment {
 }
 
 // Tick tells the tracker the time is now: the caller calls it once Deadline
-// has come. A child quiet for the quiet period at its prompt becomes ready,
-// which ends the turn in progress (its last segment is End); so does a
-// turn's own quiet time.
+// has come. A child quiet for the settle period at its prompt becomes
+// ready, which ends the turn in progress (its last segment is End); so
+// does a turn's own quiet time. At its continuation prompt after the whole
+// input, the turn ends as Incomplete instead, and the child stays busy.
 func (t *Tracker) Tick(now time.Time) []Segment {
 	t.begin()
-	t.due(now)
+	t.due(now, false)
 	return t.result()
 }
 
@@ -83,7 +90,7 @@ func (t *Tracker) Deadline() (time.Time, bool) {
 	var d time.Time
 	ok := false
 	if t.armed {
-		d, ok = t.last.Add(t.quiet), true
+		d, ok = t.last.Add(t.settle), true
 	}
 	if t.state == stTurn && t.turnQuiet > 0 {
 		if q := t.turnDeadline(); !ok || q.Before(d) {
@@ -108,8 +115,8 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 	t.release(len(t.ln.runs), Discarded)
 	t.ln.start = true
 	t.state, t.begun, t.turnQuiet = stTurn, now, max(quiet, 0)
-	t.fresh, t.armed = false, false
-	t.exp.reset(input, t.echo, t.terminal)
+	t.fresh, t.armed, t.groups = false, false, nil
+	t.exp.reset(input, t.echo != echoNever, t.terminal)
 	t.owed, t.owedLook = max(t.exp.count()-1, 0), maxOwedLines
 	return t.result()
 }
@@ -119,6 +126,7 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 // prompt again. A turn in progress goes on, the typed input's echo and its
 // answer now part of it.
 func (t *Tracker) Typed() {
+	t.atKnown = false
 	if t.state == stClosed {
 		return
 	}
@@ -153,6 +161,7 @@ func (t *Tracker) EOF() []Segment {
 	}
 	t.ln.decide(clCRText)
 	if t.state == stTurn {
+		t.resolve(t.ln.vis, false)
 		t.answer(len(t.ln.runs))
 	}
 	t.release(len(t.ln.runs), Discarded)

@@ -13,9 +13,6 @@ func TestNew(t *testing.T) {
 	if _, err := New(Config{}); !errors.Is(err, ErrNoPrompt) {
 		t.Errorf("New without a prompt: %v, want ErrNoPrompt", err)
 	}
-	if _, err := New(Config{Prompt: regexp.MustCompile("x"), Quiet: -1}); err == nil {
-		t.Error("New with a negative quiet period: no error")
-	}
 	tr, err := New(Config{Prompt: regexp.MustCompile("x")})
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +51,10 @@ func TestKindString(t *testing.T) {
 func TestPromptOnlyAfterQuiet(t *testing.T) {
 	c := newClock(t, `^>>> $`, false)
 	c.out(">>> ")
-	if d, ok := c.tr.Deadline(); !ok || !d.Equal(c.now.Add(DefaultQuiet)) {
+	if d, ok := c.tr.Deadline(); !ok || !d.Equal(c.now.Add(DefaultSettle)) {
 		t.Fatalf("deadline %v %v, want the quiet period from the output", d, ok)
 	}
-	c.after(DefaultQuiet - time.Nanosecond)
+	c.after(DefaultSettle - time.Nanosecond)
 	if c.tr.Ready() {
 		t.Fatal("ready before the quiet period")
 	}
@@ -66,11 +63,11 @@ func TestPromptOnlyAfterQuiet(t *testing.T) {
 		t.Fatal("not ready after the quiet period")
 	}
 	tu := c.ask("x\n", 0)
-	c.after(time.Millisecond).out(">>> ").after(DefaultQuiet / 2).out("more\n>>> ")
+	c.after(time.Millisecond).out(">>> ").after(DefaultSettle / 2).out("more\n>>> ")
 	if c.tr.Ready() || tu.ended {
 		t.Fatal("a prompt-like line followed by more output ended the turn")
 	}
-	c.after(DefaultQuiet)
+	c.after(DefaultSettle)
 	if !tu.ended || tu.answer.String() != ">>> more\n" {
 		t.Errorf("answer %q (ended %v), want \">>> more\\n\"", tu.answer.String(), tu.ended)
 	}
@@ -609,7 +606,8 @@ func TestOutputUnchanged(t *testing.T) {
 }
 
 // TestEchoModes: EchoOff keeps a terminal's echo in the answer; EchoOn
-// removes a child's own echo on pipes.
+// removes a child's own echo on pipes; EchoAuto removes it on pipes when
+// more than the prompt follows it.
 func TestEchoModes(t *testing.T) {
 	for _, c := range []struct {
 		tty    bool
@@ -619,7 +617,10 @@ func TestEchoModes(t *testing.T) {
 	}{
 		{true, EchoOff, "x\r\nX\r\n", "x\nX\n"},
 		{false, EchoOn, "x\nX\n", "X\n"},
-		{false, EchoAuto, "x\nX\n", "x\nX\n"},
+		{false, EchoOn, "x\n", ""},
+		{false, EchoAuto, "x\nX\n", "X\n"}, // more than the prompt follows: echo
+		{false, EchoAuto, "x\n", "x\n"},    // nothing else: an answer equal to the input
+		{false, EchoOff, "x\nX\n", "x\nX\n"},
 	} {
 		r := newReplay(t, Config{Prompt: regexp.MustCompile(`^> $`), Terminal: c.tty, Echo: c.mode})
 		now := r.t0

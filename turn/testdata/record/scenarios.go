@@ -69,8 +69,45 @@ func bcSteps() []step {
 	}
 }
 
+// contSteps is the script of the continuation recordings: incomplete
+// inputs (the child asks for more after the whole input), interrupted as
+// the agent does, and complete blocks whose later lines the child prompts
+// for; "42" is an answer equal to its input.
+func contSteps() []step {
+	return []step{
+		{in: "print(6*7)\n"},
+		{in: "for i in range(3): print(i)\n", intr: 300 * time.Millisecond},
+		{in: "print('after')\n"},
+		{in: "for i in range(3):\n    print(i)\n\n"},
+		{in: "for i in range(2):\n    print(i)\n", intr: 300 * time.Millisecond},
+		{in: "x = (1,\n2)\n"},
+		{in: "x\n"},
+		{in: "42\n"},
+		{in: "import sys; sys.exit(3)\n"},
+	}
+}
+
+// statusSteps is the script of the shell recordings whose prompt shows $?.
+func statusSteps() []step {
+	return []step{
+		{in: "(exit 7)\n"},
+		{in: "false\n"},
+		{in: "echo $((6*7))\n"},
+		{in: "true\n"},
+		{in: "ls /nonexistent-dir\n"},
+		{in: "if true; then\necho yes\nfi\n"},
+		{in: "echo a; echo b\n"},
+		{in: "if true; then\necho no\n", intr: 300 * time.Millisecond},
+		{in: "echo after\n"},
+		{in: "printf x\n"},
+		{in: "42\n"},
+		{in: "exit 3\n"},
+	}
+}
+
 func scenarios() []scenario {
 	const ps1 = "PS1=$ "
+	const status1 = "PS1=[$?] $ "
 	return []scenario{
 		{name: "python-pipe", argv: []string{"python3", "-i", "-q"}, steps: pythonSteps(),
 			note: "python3 -i -q on pipes, stderr the same pipe as stdout"},
@@ -88,6 +125,16 @@ func scenarios() []scenario {
 			note: "busybox ash on a terminal, TERM unset (it asks for the cursor position)"},
 		{name: "ash-pipe", argv: []string{"busybox", "sh", "-i"}, env: []string{ps1}, steps: shellSteps(false),
 			note: "busybox ash -i on pipes, stderr the same pipe as stdout"},
+		{name: "python-cont", argv: []string{"python3", "-i", "-q"}, steps: contSteps(),
+			note: "python3 -i -q on pipes, stderr the same pipe as stdout: incomplete inputs"},
+		{name: "python-cont-tty", argv: []string{"python3", "-q"}, env: []string{"TERM=xterm"}, tty: true, steps: contSteps(),
+			note: "python3 -q on a terminal, TERM=xterm: incomplete inputs"},
+		{name: "dash-status", argv: []string{"dash", "-i"}, env: []string{status1}, steps: statusSteps(),
+			note: "dash -i on pipes with a prompt that shows $?, stderr the same pipe as stdout"},
+		{name: "ash-status", argv: []string{"busybox", "sh", "-i"}, env: []string{status1}, steps: statusSteps(),
+			note: "busybox ash -i on pipes with a prompt that shows $?, stderr the same pipe as stdout"},
+		{name: "bash-pipe", argv: []string{"bash", "--norc", "--noprofile", "-i"}, env: []string{status1, "HISTFILE=", "TERM=dumb"},
+			steps: statusSteps(), note: "bash -i on pipes with a prompt that shows $?: readline echoes the input to stderr"},
 		{name: "bc-pipe", argv: []string{"bc", "-q", "-l"}, steps: bcSteps(),
 			note: "bc -q -l on pipes, stderr the same pipe as stdout (bc shows no prompt)"},
 		{name: "bc-tty", argv: []string{"bc", "-q", "-l"}, env: []string{"TERM=xterm"}, tty: true, steps: bcSteps(),
