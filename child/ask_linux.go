@@ -31,7 +31,7 @@ func (r *Reaper) ask(p *Process, sig syscall.Signal, procs []proc) {
 	r.mu.Lock()
 	first := p.askedSig != sig
 	if first {
-		p.askedSig, p.asked = sig, make(map[procKey]bool, len(procs))
+		p.askedSig, p.asked, p.askedAt = sig, make(map[procKey]bool, len(procs)), time.Now()
 	}
 	// Until p is reaped its pid cannot be reused, so the group is its own.
 	grouped := first && !p.reaped && syscall.Kill(-p.Pid, sig) == nil
@@ -76,11 +76,13 @@ func wakeAfter(sig syscall.Signal) bool {
 // until the tree is gone or deadline passes. A process that joins the tree
 // while it waits, such as an orphan that can be told to be p's only once
 // another child has ended, is asked too, so that none of it meets SIGKILL
-// without having been asked.
+// without having been asked. A p that ignores sig is warned about (see
+// warnIgnored).
 func (r *Reaper) askToStop(p *Process, sig syscall.Signal, deadline time.Time, tree func(*Process) []proc) {
 	for {
 		procs := tree(p)
 		r.ask(p, sig, procs)
+		r.warnIgnored(p, deadline)
 		if (r.exited(p) && len(procs) == 0) || !time.Now().Before(deadline) {
 			return
 		}

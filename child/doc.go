@@ -37,7 +37,9 @@
 //     followed by SIGCONT so that a stopped process acts on it, waits, then
 //     SIGKILLs what is left, and returns when none of it is running, or,
 //     when something outlives SIGKILL by killPatience (uninterruptible
-//     sleep), after a warning naming it.
+//     sleep), after a warning naming it. A child still running 2 s
+//     (ignoreMark) after its stop signal, in a stop whose SIGKILL comes
+//     later, is warned about once, naming the signal and -stop-signal.
 //   - Nothing is signalled by a number that may have been reused: a child's
 //     pid and its group's id only until the child is reaped (the reaper
 //     holds the lock those signals take across wait4), anything else

@@ -3,6 +3,7 @@ package child
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,11 +15,16 @@ import (
 
 	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/fifobridge/fifobridge/internal/procinit"
+	"github.com/fifobridge/fifobridge/internal/testlog"
 )
 
 // testReaper is the one Reaper of the test process: it owns wait4, so no
 // test here may use exec.Cmd.Wait.
 var testReaper *Reaper
+
+// testLogs holds what testReaper logs (warnings and above), which also
+// goes to stderr.
+var testLogs = &testlog.Buffer{}
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv("CHILD_TEST_HELPER"); name != "" {
@@ -31,7 +37,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	testReaper = NewReaper(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	logs := io.MultiWriter(os.Stderr, testLogs)
+	testReaper = NewReaper(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	code := m.Run()
 	testReaper.Close()
 	os.Exit(code)

@@ -65,6 +65,8 @@ type Process struct {
 	reaped     bool             // guarded by r.mu
 	askedSig   syscall.Signal   // the stop signal its tree was asked with, or 0; guarded by r.mu
 	asked      map[procKey]bool // the processes asked with askedSig; guarded by r.mu
+	askedAt    time.Time        // when the tree was first asked with askedSig; guarded by r.mu
+	warned     bool             // a stop has warned that it ignores its stop signal; guarded by r.mu
 	stops      int              // Stops under way; guarded by r.mu
 	stopSeq    uint64           // when the latest of them began, in r.stops; guarded by r.mu
 	adopted    []procKey        // orphans its Stops took (see attribute); guarded by r.mu

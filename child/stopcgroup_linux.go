@@ -18,14 +18,18 @@ import (
 // included, and SIGKILL for the members of the child's process group that
 // left the cgroup (see groupLeft). Once the cgroup and the group are empty
 // and the child reaped, the cgroup is removed. killed says whether the
-// stop had to escalate.
+// stop had to escalate. A p that ignores sig is warned about (see
+// warnIgnored).
 func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience time.Duration) (st ExitStatus, killed bool) {
 	r.beginStop(p)
 	defer r.endStop(p)
 	cg := p.cg
 	if !r.cgroupDone(p) {
+		killAt := time.Now().Add(timeout)
 		r.ask(p, sig, r.cgroupTree(p))
-		r.waitCgroup(p, time.Now().Add(timeout), func(left []proc) { r.ask(p, sig, left) })
+		r.waitMarked(p, killAt, func(until time.Time) bool {
+			return r.waitCgroup(p, until, func(left []proc) { r.ask(p, sig, left) })
+		})
 		if !r.cgroupDone(p) {
 			killed = true
 			if err := cg.Kill(); err != nil {

@@ -204,15 +204,12 @@ func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	e, p := r.e, r.p
 	killAt := e.giveUp.stop()
 	e.reaper.AskToStop(p, e.cfg.StopSignal)
-	t := time.NewTimer(time.Until(killAt))
-	defer t.Stop()
-	select {
-	case <-p.Done():
+	if e.reaper.AwaitAsked(p, killAt) { // warns about a child that ignores the signal
 		return p.Status(), false
-	case <-t.C:
 	}
 	p.Signal(syscall.SIGKILL)
-	t.Reset(time.Until(killAt.Add(stopGrace / 2)))
+	t := time.NewTimer(time.Until(killAt.Add(stopGrace / 2)))
+	defer t.Stop()
 	select {
 	case <-p.Done():
 		return p.Status(), true

@@ -165,7 +165,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f.window = fs.Duration("restart-window", 60*time.Second, "window for -max-restarts; a child that ran longer resets the backoff")
 	f.backoffMin = fs.Duration("backoff-min", 100*time.Millisecond, "first restart delay")
 	f.backoffMax = fs.Duration("backoff-max", 30*time.Second, "largest restart delay")
-	f.stopSignal = fs.String("stop-signal", "", "signal that asks a child to stop (default TERM; HUP with -tty)")
+	f.stopSignal = fs.String("stop-signal", "", "signal that asks a child to stop (default TERM; HUP with -tty or -prompt)")
 	f.stopTimeout = fs.Duration("stop-timeout", 10*time.Second, "time from the stop signal to SIGKILL")
 	f.cgroup = fs.String("cgroup", "auto", "auto, off, or a cgroup v2 directory: each child gets its own cgroup there")
 	f.timeout = fs.Duration("timeout", 0, "exec mode: default per-request limit (0: none)")
@@ -254,7 +254,7 @@ func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
 			return nil, fmt.Errorf("invalid -user: %w", err)
 		}
 	}
-	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*f.stopSignal, *f.tty)); err != nil {
+	if cfg.StopSignal, err = child.ParseSignal(stopSignalOr(*f.stopSignal, *f.tty || *f.prompt != "")); err != nil {
 		return nil, fmt.Errorf("invalid -stop-signal: %w", err)
 	}
 	if cfg.TtySize, err = tty.ParseWinsize(*f.ttySize); err != nil {
@@ -268,14 +268,15 @@ func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
 	return cfg, nil
 }
 
-// stopSignalOr is -stop-signal's value, or its default: HUP for a terminal
-// child (interactive shells ignore TERM, and a hangup is what a terminal's
+// stopSignalOr is -stop-signal's value, or its default: HUP for an
+// interactive child, one on a terminal or in a conversation (interactive
+// shells ignore TERM, on pipes too, and a hangup is what a terminal's
 // session gets when it goes), TERM otherwise.
-func stopSignalOr(flagValue string, tty bool) string {
+func stopSignalOr(flagValue string, interactive bool) string {
 	switch {
 	case flagValue != "":
 		return flagValue
-	case tty:
+	case interactive:
 		return "HUP"
 	}
 	return "TERM"

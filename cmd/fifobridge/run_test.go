@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -22,6 +23,32 @@ func TestRunNoProgramHint(t *testing.T) {
 		}
 		if strings.Contains(msg, "\n") {
 			t.Errorf("run %q says more than one line: %q", args, msg)
+		}
+	}
+}
+
+// The stop signal is HUP for an interactive child, one on a terminal or
+// in a conversation (a shell ignores TERM, on pipes too), TERM otherwise;
+// -stop-signal wins.
+func TestRunStopSignalDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want syscall.Signal
+	}{
+		{nil, syscall.SIGTERM},
+		{[]string{"-mode", "exec"}, syscall.SIGTERM},
+		{[]string{"-tty"}, syscall.SIGHUP},
+		{[]string{"-prompt", `^\$ $`}, syscall.SIGHUP},
+		{[]string{"-tty", "-prompt", `^\$ $`}, syscall.SIGHUP},
+		{[]string{"-prompt", `^\$ $`, "-stop-signal", "TERM"}, syscall.SIGTERM},
+		{[]string{"-tty", "-stop-signal", "INT"}, syscall.SIGINT},
+	} {
+		cfg, _, err := runConfig(append(tc.args, "--", "sh"))
+		if err != nil {
+			t.Fatalf("run %q: %v", tc.args, err)
+		}
+		if cfg.StopSignal != tc.want {
+			t.Errorf("run %q: stop signal %v, want %v", tc.args, cfg.StopSignal, tc.want)
 		}
 	}
 }
