@@ -3,7 +3,6 @@ package execmode
 import (
 	"errors"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,10 +96,10 @@ func (w *frames) leave(err error) {
 			w.log.Warn("dropping the rest of a finished request's frames: nobody reads the output fifo", "id", w.id, "after", w.rule.Patience())
 		case w.reply == nil:
 			w.log.Debug("dropping the rest of a request's frames: the output fifo was given up", "id", w.id, "err", err)
-		case os.IsTimeout(err) && w.rule.Stopping():
+		case bound.GivenUp(err) && w.rule.Stopping():
 			w.log.Warn("stopping: giving up on a reply fifo nobody reads", "id", w.id)
 			reason = "its frames were given up"
-		case os.IsTimeout(err):
+		case bound.GivenUp(err):
 			w.log.Warn("giving up on a reply fifo whose reader does not read", "id", w.id, "after", w.rule.Patience())
 			reason = "its frames were given up"
 		case errors.Is(err, fifo.ErrReplaced):

@@ -22,9 +22,6 @@ func (q *Queue[T]) Put(x T) bool {
 	return true
 }
 
-// Full reports whether limit wait.
-func (q *Queue[T]) Full() bool { return len(q.items) >= q.limit }
-
 // Len is how many wait.
 func (q *Queue[T]) Len() int { return len(q.items) }
 
@@ -71,4 +68,11 @@ func (q *Queue[T]) Drain() []T {
 	items := q.items
 	q.items = nil
 	return items
+}
+
+// Each calls f with each, in order.
+func (q *Queue[T]) Each(f func(T)) {
+	for _, x := range q.items {
+		f(x)
+	}
 }

@@ -110,7 +110,8 @@ func (r *Rule) Forget(w Armer) {
 	r.mu.Unlock()
 }
 
-// Watching returns how many writers are registered.
+// Watching returns how many writers are registered: tests check that
+// every writer was closed.
 func (r *Rule) Watching() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,6 +1,8 @@
 package bound
 
 import (
+	"errors"
+	"os"
 	"sync"
 	"time"
 )
@@ -72,3 +74,7 @@ func (w *Writer) ArmDeadline() {
 
 // Close stops watching the writer; its writes must be over.
 func (w *Writer) Close() { w.rule.Forget(w) }
+
+// GivenUp reports whether err, from a Writer's write, means the rule gave
+// the write up: the patience or the stop's deadline passed.
+func GivenUp(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
