@@ -269,8 +269,14 @@ func TestConversationBigAnswer(t *testing.T) {
 	if total != size+1 || bad != 1 {
 		t.Fatalf("the answer had %d bytes, %d of them not x; want %d x and a newline", total, bad, size)
 	}
-	if peak := vmHWM(t, a.pid); peak > 20<<20 {
-		t.Fatalf("the agent's resident set peaked at %d MiB, want under 20 MiB", peak>>20)
+	// 100 MiB held would show far above either bound; a -race build of
+	// the agent needs more for itself (the detector's shadow memory).
+	limit := 20 << 20
+	if raceBuild {
+		limit = 64 << 20
+	}
+	if peak := vmHWM(t, a.pid); peak > limit {
+		t.Fatalf("the agent's resident set peaked at %d MiB, want under %d MiB", peak>>20, limit>>20)
 	}
 	a.stop()
 }
