@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,9 +39,9 @@ func (a *agent) childAccess(cred *syscall.Credential) []string {
 	if st, err := a.inDir.Stat(in); err == nil && may(&st, cred, permW) {
 		found = append(found, fmt.Sprintf("it can write the input FIFO %s (mode %04o; see -perm)", a.cfg.In, st.Mode&0o7777))
 	}
-	if a.cfg.Prompt != nil && a.dir != nil {
-		if st, err := a.dir.Stat(stream.AskName); err == nil && may(&st, cred, permW) {
-			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(stream.AskName), st.Mode&0o7777))
+	if a.converses() && a.dir != nil {
+		if st, err := a.dir.Stat(conversation.AskName); err == nil && may(&st, cred, permW) {
+			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(conversation.AskName), st.Mode&0o7777))
 		}
 	}
 	var dst unix.Stat_t

@@ -61,7 +61,8 @@ type Config struct {
 	StderrOut bool
 	// Prompt, if set, makes the stream child a conversation (-prompt): the
 	// agent follows its turns, serves DIR/ask, and the output FIFO is a
-	// transcript that never holds the child back (see package stream).
+	// transcript that never holds the child back (see package
+	// conversation).
 	Prompt *regexp.Regexp
 
 	Log *slog.Logger

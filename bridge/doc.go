@@ -2,9 +2,12 @@
 // FIFOs (prepare.go), takes the lock and keeps the status file, sets up
 // containment (containment.go), follows replaced FIFOs, and hands the FIFO
 // ends to the engine of its mode: package stream (stream and terminal
-// modes, conversations) or package execmode. Pieces both engines use live
-// under bridge/internal: answer (error frames, reply FIFOs that cannot be
-// answered, the sweep of reply FIFOs left behind), follow and idle.
+// modes, with package conversation wired in for -prompt) or package
+// execmode. Whether the agent holds a conversation is decided once
+// (converses). Pieces the engines share live under bridge/internal:
+// answer (error frames, reply FIFOs that cannot be answered, the sweep of
+// reply FIFOs left behind), bound (the one give-up rule for readers that
+// do not read, and the bounded queue), follow and idle.
 //
 // Guarantees:
 //

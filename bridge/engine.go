@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/bridge/execmode"
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/child"
@@ -36,8 +37,21 @@ func (a *agent) engine(spec child.Spec, reaper *child.Reaper, src *fifo.Source, 
 		BackoffMin: cfg.BackoffMin, BackoffMax: cfg.BackoffMax, StopSignal: cfg.StopSignal,
 		StopTimeout: cfg.StopTimeout, IdleTimeout: cfg.IdleTimeout,
 		Tty: cfg.Tty, TtySize: cfg.TtySize, Terminal: cfg.Terminal, Tee: cfg.Tee, StderrOut: cfg.StderrOut,
-		Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
-		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated,
-		Log: cfg.Log, Forward: cfg.Forward,
+		Conversation: a.conversation(), Dir: a.dir, Log: cfg.Log, Forward: cfg.Forward,
 	}, reaper, src, sink, a.statusFile.Poke)
+}
+
+// converses says whether the agent holds a conversation: -prompt in
+// stream mode. This is the one place that decides.
+func (a *agent) converses() bool { return a.cfg.Prompt != nil && a.cfg.Mode == "stream" }
+
+// conversation is the conversation's part of the agent's settings, or nil
+// without one; stream mode adds its own.
+func (a *agent) conversation() *conversation.Config {
+	if !a.converses() {
+		return nil
+	}
+	cfg := a.cfg
+	return &conversation.Config{Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
+		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated}
 }

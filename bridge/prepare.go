@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
@@ -240,12 +240,12 @@ func (a *agent) closeDirs() {
 // DIR/ask (an input FIFO: fifo.InputMode of -perm, through DIR's
 // descriptor; removed at exit when the agent made it).
 func (a *agent) prepareAsk() error {
-	if a.cfg.Prompt == nil || a.cfg.Mode != "stream" {
+	if !a.converses() {
 		return nil
 	}
 	var err error
 	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
 		return err
 	}
-	return a.makeFIFO(a.dir, stream.AskName, fifo.InputMode(a.cfg.Perm))
+	return a.makeFIFO(a.dir, conversation.AskName, fifo.InputMode(a.cfg.Perm))
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
@@ -30,8 +30,8 @@ func (a *agent) warnInputReaders() {
 		}
 	}
 	look(a.inDir, filepath.Base(a.cfg.In))
-	if a.cfg.Prompt != nil && a.cfg.Mode == "stream" {
-		look(a.dir, stream.AskName)
+	if a.converses() {
+		look(a.dir, conversation.AskName)
 	}
 	if len(found) > 0 {
 		a.cfg.Log.Warn("input fifos readable by other users: they can read the requests and the names of their reply fifos;"+

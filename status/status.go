@@ -75,12 +75,14 @@ type ChildStatus struct {
 
 // Turn is where a conversation (-prompt) stands: whether the child is
 // ready for an ask, how many asks wait, and how many turns ended at a
-// prompt or past their time limit.
+// prompt, past their time limit, or with an incomplete input
+// (-continuation).
 type Turn struct {
-	State    string `json:"state"`
-	Queued   int    `json:"queued"`
-	Answered uint64 `json:"answered"`
-	TimedOut uint64 `json:"timed_out"`
+	State      string `json:"state"`
+	Queued     int    `json:"queued"`
+	Answered   uint64 `json:"answered"`
+	TimedOut   uint64 `json:"timed_out"`
+	Incomplete uint64 `json:"incomplete"`
 }
 
 // Transcript counts the bytes of a conversation's output (-prompt) that

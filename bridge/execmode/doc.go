@@ -15,13 +15,13 @@
 //     FIFOs are never waited for by the loop, and error frames for the
 //     output FIFO wait in a queue bounded in bytes, which pushes back on the
 //     loop only while a reader takes them.
-//   - A stop returns within -stop-timeout + stopGrace (0.25 s) and the
-//     time to tidy up, when every child dies at SIGKILL: one deadline, kept
-//     by giveUp alone (giveup.go), ends every write still under way then (output FIFO,
-//     reply FIFOs, rejection queue); a child SIGKILL has not ended halfway
-//     to it gets its exit frame then. While serving, a finished request's
-//     frames wait for a reader at most -stop-timeout (at least 1 s)
-//     without progress.
+//   - A stop returns within -stop-timeout + bound.StopGrace (0.25 s) and
+//     the time to tidy up, when every child dies at SIGKILL: one deadline,
+//     kept by the rule conversations keep too (package bound), ends every
+//     write still under way then (output FIFO, reply FIFOs, rejection
+//     queue); a child SIGKILL has not ended halfway to it gets its exit
+//     frame then. While serving, a finished request's frames wait for a
+//     reader at most -stop-timeout (at least 1 s) without progress.
 //   - A request is one object (request) that owns its child, pipes, reply
 //     FIFO and goroutines; the dispatcher waits for it. A reply reader
 //     leaving is seen at once, in the runtime's poller, not on a clock.
@@ -33,7 +33,7 @@
 //   - PROGRAM was looked up once, at start (Config.Child.Path); a program
 //     that cannot start then fails each request with one error frame.
 //   - At most -max-concurrent requests wait in the agent for a slot, in
-//     arrival order; lines behind them are read, so a {"cancel":"ID"} is
+//     arrival order (a bound.Queue); lines behind them are read, so a {"cancel":"ID"} is
 //     acted on at once: a queued request never starts (one error frame
 //     "canceled"), a running one is stopped (its exit frame says
 //     canceled), and an ID neither queued nor running gets one error frame.

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
@@ -30,13 +31,13 @@ import (
 //   - A slot is held while the request's tree lives, not while its frames
 //     wait for a reader.
 //   - How long a blocked write waits, while serving and at a stop, is
-//     giveUp's to say, and nobody else's (see giveup.go).
+//     the rule's to say (package bound), and nobody else's.
 type Engine struct {
 	cfg     *Config
 	reaper  *child.Reaper
 	src     *fifo.Source
 	out     *outFIFO
-	giveUp  *giveUp       // when blocked writes are given up
+	rule    *bound.Rule   // when blocked writes are given up
 	replies *sharedir.Dir // DIR/replies, or nil when there is none
 	poke    func()
 
@@ -67,7 +68,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 	out := newOutFIFO(sink)
 	return &Engine{
 		cfg: cfg, reaper: reaper, src: src, out: out, poke: poke,
-		giveUp:     newGiveUp(cfg.StopTimeout),
+		rule:       bound.NewRule(cfg.StopTimeout),
 		replies:    cfg.Replies,
 		slots:      make(chan struct{}, cfg.MaxConcurrent),
 		running:    make(map[*child.Process]bool),
@@ -82,7 +83,8 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 // running one gets the stop sequence (its stop signal, SIGKILL at
 // -stop-timeout) and its exit frame; each line already read gets an error
 // frame. Frames that a reader takes are delivered; writes still under way
-// at the stop's deadline (-stop-timeout plus stopGrace) are given up. run
+// at the stop's deadline (-stop-timeout plus bound.StopGrace) are given
+// up. run
 // returns when every request and writer is done, and closes src and the
 // output FIFO.
 func (e *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
@@ -101,13 +103,13 @@ func (e *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	writer.Add(1)
 	go func() { defer writer.Done(); e.rejections.run() }()
 	<-ctx.Done()
-	e.giveUp.stop()
+	e.rule.Stop()
 	e.cfg.Log.Info("stopping: no new requests; stopping running ones")
 
 	finished := make(chan struct{})
 	var giver sync.WaitGroup
 	giver.Add(1)
-	go func() { defer giver.Done(); e.giveUp.expire(finished, e.giveUpOutput) }()
+	go func() { defer giver.Done(); e.rule.Expire(finished, e.giveUpOutput) }()
 	// serve wakes when the Source closes and then takes unread, so it is
 	// set before the lock is let go.
 	e.mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
@@ -180,7 +181,7 @@ func TestExecStopGivesUpBlockedOutput(t *testing.T) {
 	g.write("hello\n" + strings.Repeat("{bad\n", 3000))
 	require.Eventually(t, func() bool { return g.e.rejected.Load() == 3000 }, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { return g.e.out.untaken() > 0 }, 10*time.Second, 5*time.Millisecond)
-	g.stopWithin(g.e.cfg.StopTimeout + stopGrace + 250*time.Millisecond)
+	g.stopWithin(g.e.cfg.StopTimeout + bound.StopGrace + 250*time.Millisecond)
 }
 
 // A request's time limit runs from its start even when its start frame
@@ -374,7 +375,7 @@ func TestRejectionQueueBackpressure(t *testing.T) {
 }
 
 // With nobody reading the output FIFO, a full rejection queue drops frames
-// after readerPatience rather than hold up the request loop for good.
+// after bound.ReaderPatience rather than hold up the request loop for good.
 func TestRejectionQueueDropsWithoutReader(t *testing.T) {
 	q, path := queueOn(t, 300)
 	fill(t, path)
@@ -403,7 +404,7 @@ func TestExecStalledReplyGivenUpAfterTheRequest(t *testing.T) {
 	g.stalledReply("stall")
 	g.write(`{"id":"s","reply":"stall","timeout":"200ms","stdin":"` + strings.Repeat("y", 200_000) + `"}` + "\n")
 	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { return g.e.giveUp.watching() == 0 }, readerPatience+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
+	require.Eventually(t, func() bool { return g.e.rule.Watching() == 0 }, bound.ReaderPatience+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
 }
 
@@ -517,7 +518,7 @@ func TestExecUnreadOutputDoesNotPileUpDescriptors(t *testing.T) {
 		g.write(fmt.Sprintf(`{"id":"p%d","stdin":"hello\n"}`+"\n", i))
 	}
 	require.Eventually(t, func() bool { return g.e.completed.Load() == n }, 20*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { return leakcheck.FDs(t) <= before+4 }, readerPatience+10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return leakcheck.FDs(t) <= before+4 }, bound.ReaderPatience+10*time.Second, 20*time.Millisecond,
 		"descriptors of finished requests whose output nobody reads are kept")
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
 }

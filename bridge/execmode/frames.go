@@ -3,12 +3,12 @@ package execmode
 import (
 	"errors"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
@@ -17,23 +17,23 @@ var errReaderGone = errors.New("its reply reader went away")
 
 // frames writes one request's frames, in the order write is called, to its
 // reply FIFO or to the output FIFO. The request's goroutines write through
-// it, one frame at a time; none of them waits longer than giveUp allows
-// once the request has ended or a stop began. Once a write fails (the
+// it, one frame at a time; none of them waits longer than the rule
+// (package bound) allows once the request has ended or a stop began. Once a write fails (the
 // reader left, the reply FIFO was replaced, a write was given up) the rest
 // is dropped, and a request answered on a reply FIFO is canceled.
 type frames struct {
 	id     string
-	reply  *fifo.Reply // nil: the output FIFO
+	reply  *fifo.Reply   // nil: the output FIFO
+	writer *bound.Writer // writes to reply, under the rule
 	out    *outFIFO
-	g      *giveUp
+	rule   *bound.Rule
 	log    *slog.Logger
 	cancel func(reason string)
 
 	wmu sync.Mutex // one frame at a time, in order
 
-	dmu     sync.Mutex    // ends with the reply's write deadline
-	isEnded bool          // the request's child has ended
-	ended   chan struct{} // closed then
+	endOnce sync.Once
+	ended   chan struct{} // closed once the request's child has ended
 
 	left     atomic.Bool
 	leftOnce sync.Once
@@ -44,10 +44,12 @@ type frames struct {
 // a watch in the runtime's poller (no polling) cancels the request as soon
 // as the FIFO's last reader leaves, even while the child is quiet; close
 // ends it.
-func newFrames(id string, reply *fifo.Reply, out *outFIFO, g *giveUp, log *slog.Logger, cancel func(string)) *frames {
-	w := &frames{id: id, reply: reply, out: out, g: g, log: log, cancel: cancel, ended: make(chan struct{})}
+func newFrames(id string, reply *fifo.Reply, out *outFIFO, rule *bound.Rule, log *slog.Logger, cancel func(string)) *frames {
+	w := &frames{id: id, reply: reply, out: out, rule: rule, log: log, cancel: cancel, ended: make(chan struct{})}
 	if reply != nil {
-		g.watch(w)
+		// Backpressure on the child while it runs: the rule's patience
+		// applies only once it has ended.
+		w.writer = rule.NewWriter(reply, false)
 		w.watched = make(chan struct{})
 		go func() { defer close(w.watched); w.watchReader() }()
 	}
@@ -63,10 +65,9 @@ func (w *frames) write(frame []byte) {
 	}
 	var err error
 	if w.reply == nil {
-		err = w.out.write(frame, w.ended, w.g.patience)
+		err = w.out.write(frame, w.ended, w.rule.Patience())
 	} else {
-		w.armDeadline()
-		_, err = w.reply.Write(frame)
+		_, err = w.writer.Write(frame)
 	}
 	if err != nil {
 		w.leave(err)
@@ -74,26 +75,14 @@ func (w *frames) write(frame []byte) {
 }
 
 // end says the request's child has ended: from now on its writes wait no
-// longer than giveUp's patience, the one under way too.
+// longer than the rule's patience, the one under way too.
 func (w *frames) end() {
-	w.dmu.Lock()
-	defer w.dmu.Unlock()
-	if w.isEnded {
-		return
-	}
-	w.isEnded = true
-	close(w.ended)
-	if w.reply != nil {
-		w.reply.SetWriteDeadline(w.g.replyDeadline(true))
-	}
-}
-
-// armDeadline gives the reply FIFO the write deadline giveUp says a write
-// beginning now has; a stop calls it for the write under way.
-func (w *frames) armDeadline() {
-	w.dmu.Lock()
-	defer w.dmu.Unlock()
-	w.reply.SetWriteDeadline(w.g.replyDeadline(w.isEnded))
+	w.endOnce.Do(func() {
+		close(w.ended)
+		if w.writer != nil {
+			w.writer.Patient()
+		}
+	})
 }
 
 // leave drops the rest of the frames, says why, and cancels a request
@@ -104,14 +93,14 @@ func (w *frames) leave(err error) {
 		reason := err.Error()
 		switch {
 		case w.reply == nil && errors.Is(err, errNobodyReads):
-			w.log.Warn("dropping the rest of a finished request's frames: nobody reads the output fifo", "id", w.id, "after", w.g.patience)
+			w.log.Warn("dropping the rest of a finished request's frames: nobody reads the output fifo", "id", w.id, "after", w.rule.Patience())
 		case w.reply == nil:
 			w.log.Debug("dropping the rest of a request's frames: the output fifo was given up", "id", w.id, "err", err)
-		case os.IsTimeout(err) && w.g.stopping():
+		case bound.GivenUp(err) && w.rule.Stopping():
 			w.log.Warn("stopping: giving up on a reply fifo nobody reads", "id", w.id)
 			reason = "its frames were given up"
-		case os.IsTimeout(err):
-			w.log.Warn("giving up on a reply fifo whose reader does not read", "id", w.id, "after", w.g.patience)
+		case bound.GivenUp(err):
+			w.log.Warn("giving up on a reply fifo whose reader does not read", "id", w.id, "after", w.rule.Patience())
 			reason = "its frames were given up"
 		case errors.Is(err, fifo.ErrReplaced):
 			reason = "its reply fifo was replaced or moved"
@@ -140,6 +129,6 @@ func (w *frames) close(release func(*fifo.Reply)) {
 	}
 	w.reply.File().SetReadDeadline(time.Unix(1, 0))
 	<-w.watched
-	w.g.forget(w)
+	w.writer.Close()
 	release(w.reply)
 }

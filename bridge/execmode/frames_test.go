@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
@@ -26,7 +27,7 @@ func TestFramesSeeTheReaderLeaveAtOnce(t *testing.T) {
 	replies, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer replies.Close()
-	g := newGiveUp(time.Second)
+	g := bound.NewRule(time.Second)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var seen []time.Duration
 	for i := range 10 {
@@ -58,12 +59,5 @@ func TestFramesSeeTheReaderLeaveAtOnce(t *testing.T) {
 	slices.Sort(seen)
 	t.Logf("reader gone seen after %v (median), %v (slowest)", seen[len(seen)/2], seen[len(seen)-1])
 	require.Less(t, seen[len(seen)/2], 20*time.Millisecond, "the reader watch wakes on a clock, not when the reader leaves")
-	require.Zero(t, g.watching(), "every reply writer forgotten")
-}
-
-// watching returns how many reply FIFOs are registered.
-func (g *giveUp) watching() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.replies)
+	require.Zero(t, g.Watching(), "every reply writer forgotten")
 }

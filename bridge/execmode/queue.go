@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
 )
@@ -27,21 +28,21 @@ type pending struct {
 var errStopping = errors.New("agent is stopping")
 
 // requestQueue holds the accepted requests: those waiting for a slot, in
-// arrival order, at most limit of them, and the running ones by id, for
-// cancels. It has a lock of its own: nothing else is done under it.
+// arrival order, at most limit of them (a bound.Queue), and the running
+// ones by id, for cancels. It has a lock of its own: nothing else is done
+// under it.
 type requestQueue struct {
-	limit  int
 	queued chan struct{} // poked when a request is queued
 	room   chan struct{} // poked when the queue has room
 
 	mu      sync.Mutex
-	waiting []*pending           // in arrival order
+	waiting *bound.Queue[*pending]
 	live    map[string][]*cancel // running requests by id, until their child is reaped
 }
 
 func newRequestQueue(limit int) *requestQueue {
-	return &requestQueue{limit: limit, queued: make(chan struct{}, 1), room: make(chan struct{}, 1),
-		live: make(map[string][]*cancel)}
+	return &requestQueue{waiting: bound.NewQueue[*pending](limit), queued: make(chan struct{}, 1),
+		room: make(chan struct{}, 1), live: make(map[string][]*cancel)}
 }
 
 // put queues p, waiting while the queue is full. It fails only when ctx is
@@ -53,8 +54,7 @@ func (q *requestQueue) put(ctx context.Context, p *pending) error {
 			q.mu.Unlock()
 			return errStopping
 		}
-		if len(q.waiting) < q.limit {
-			q.waiting = append(q.waiting, p)
+		if q.waiting.Put(p) {
 			q.mu.Unlock()
 			poke(q.queued)
 			return nil
@@ -100,8 +100,7 @@ func (q *requestQueue) head(ctx context.Context) *pending {
 			q.mu.Unlock()
 			return nil
 		}
-		if len(q.waiting) > 0 {
-			p := q.waiting[0]
+		if p, ok := q.waiting.Head(); ok {
 			q.mu.Unlock()
 			return p
 		}
@@ -118,11 +117,10 @@ func (q *requestQueue) head(ctx context.Context) *pending {
 func (q *requestQueue) begin(p *pending) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.waiting) == 0 || q.waiting[0] != p {
+	if head, ok := q.waiting.Head(); !ok || head != p {
 		return false
 	}
-	q.waiting[0] = nil
-	q.waiting = q.waiting[1:]
+	q.waiting.Pop()
 	q.live[p.req.ID] = append(q.live[p.req.ID], p.cancel)
 	poke(q.room)
 	return true
@@ -151,16 +149,7 @@ func (q *requestQueue) untrack(id string, c *cancel) {
 // them and the running ones with id.
 func (q *requestQueue) take(id string) (queued []*pending, running []*cancel) {
 	q.mu.Lock()
-	kept := q.waiting[:0]
-	for _, p := range q.waiting {
-		if p.req.ID == id {
-			queued = append(queued, p)
-		} else {
-			kept = append(kept, p)
-		}
-	}
-	clear(q.waiting[len(kept):])
-	q.waiting = kept
+	queued = q.waiting.Remove(func(p *pending) bool { return p.req.ID == id })
 	running = append([]*cancel(nil), q.live[id]...)
 	q.mu.Unlock()
 	if len(queued) > 0 {
@@ -174,14 +163,12 @@ func (q *requestQueue) take(id string) (queued []*pending, running []*cancel) {
 func (q *requestQueue) drain() []*pending {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	left := q.waiting
-	q.waiting = nil
-	return left
+	return q.waiting.Drain()
 }
 
 // len is how many requests wait for a slot.
 func (q *requestQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.waiting)
+	return q.waiting.Len()
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
 )
 
@@ -50,7 +51,8 @@ func newRejectionQueue(out *outFIFO, limit int, log *slog.Logger) *rejectionQueu
 
 // put queues frame. While the queue is full it waits for room as long as
 // the output FIFO's reader takes frames; when nobody reads (nothing taken
-// for readerPatience), or after giveUp, it drops the frame and logs that.
+// for bound.ReaderPatience), or after giveUp, it drops the frame and logs
+// that.
 func (q *rejectionQueue) put(frame []byte) {
 	for {
 		q.mu.Lock()
@@ -66,7 +68,7 @@ func (q *rejectionQueue) put(frame []byte) {
 			return
 		}
 		untaken := q.out.untaken()
-		if q.given || untaken >= readerPatience {
+		if q.given || untaken >= bound.ReaderPatience {
 			if q.dropped == 0 {
 				q.log.Warn("error frames dropped from now on: nobody reads the output fifo")
 			}
@@ -75,7 +77,7 @@ func (q *rejectionQueue) put(frame []byte) {
 			return
 		}
 		q.mu.Unlock()
-		t := time.NewTimer(readerPatience - untaken)
+		t := time.NewTimer(bound.ReaderPatience - untaken)
 		select {
 		case <-q.room:
 		case <-q.givenUp:

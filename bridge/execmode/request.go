@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -67,7 +68,7 @@ func (c *cancel) cancel(reason string) {
 
 func (e *Engine) newRequest(p *pending) *request {
 	return &request{e: e, req: p.req, cancel: p.cancel,
-		frames:       newFrames(p.req.ID, p.reply, e.out, e.giveUp, e.cfg.Log, p.cancel.cancel),
+		frames:       newFrames(p.req.ID, p.reply, e.out, e.rule, e.cfg.Log, p.cancel.cancel),
 		startWritten: make(chan struct{}), stderrDone: make(chan struct{}), ended: make(chan struct{})}
 }
 
@@ -202,13 +203,13 @@ func (r *request) await(ctx context.Context) end {
 // finish's Stop does not ask them again, and cleans up what is left.
 func (r *request) stopForAgent() (st child.ExitStatus, killed bool) {
 	e, p := r.e, r.p
-	killAt := e.giveUp.stop()
+	killAt := e.rule.Stop()
 	e.reaper.AskToStop(p, e.cfg.StopSignal)
 	if e.reaper.AwaitAsked(p, killAt) { // warns about a child that ignores the signal
 		return p.Status(), false
 	}
 	p.Signal(syscall.SIGKILL)
-	t := time.NewTimer(time.Until(killAt.Add(stopGrace / 2)))
+	t := time.NewTimer(time.Until(killAt.Add(bound.StopGrace / 2)))
 	defer t.Stop()
 	select {
 	case <-p.Done():
@@ -225,7 +226,7 @@ func (e *Engine) stopTimeout(ctx context.Context) time.Duration {
 	if ctx.Err() == nil {
 		return e.cfg.StopTimeout
 	}
-	return max(time.Until(e.giveUp.stop()), 0)
+	return max(time.Until(e.rule.Stop()), 0)
 }
 
 // finish ends a request whose child was reaped: its pumps take what is

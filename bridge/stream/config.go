@@ -3,10 +3,10 @@ package stream
 import (
 	"log/slog"
 	"os"
-	"regexp"
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/tty"
 	"github.com/fifobridge/fifobridge/sharedir"
@@ -26,7 +26,7 @@ type Config struct {
 	StopSignal    syscall.Signal
 	StopTimeout   time.Duration
 	// IdleTimeout, if set, stops the engine as TERM does after this long
-	// with no input byte.
+	// with no input byte and no ask waiting or in its turn.
 	IdleTimeout time.Duration
 
 	// Tty runs the child on a new pseudo-terminal of TtySize.
@@ -42,26 +42,16 @@ type Config struct {
 	// as its stdout (-stderr out); otherwise its stderr is the agent's.
 	StderrOut bool
 
-	// Prompt, if set, makes the child a conversation (-prompt): the turns
-	// are followed, DIR/ask is served, and the output FIFO is a transcript
-	// that never holds the child back (see converse.go).
-	Prompt *regexp.Regexp
-	// MaxRequest bounds an ask line, in bytes.
-	MaxRequest int
-	// ReplySweep, if set, replaces the reply sweep's period and age (see
-	// answer.Sweep); tests only.
-	ReplySweep time.Duration
-	// Create and AskMode say whether and with which mode DIR/ask is made
-	// again when it goes missing, as -in is.
-	Create  bool
-	AskMode os.FileMode
+	// Conversation, if set, makes the child a conversation (-prompt, see
+	// package conversation): the turns are followed, DIR/ask is served,
+	// and the output FIFO is a transcript that never holds the child
+	// back. Stream mode sets its Terminal, StopTimeout, Log, Poke and
+	// Activity from its own settings.
+	Conversation *conversation.Config
 
-	// Dir is DIR, where the terminal's winsize and DIR/ask are; nil when
-	// it is missing. Replies is DIR/replies, for the asks' reply FIFOs.
-	Dir, Replies *sharedir.Dir
-	// Created is told of every FIFO made again (DIR/ask), to be removed
-	// at exit.
-	Created func(d *sharedir.Dir, name string)
+	// Dir is DIR, where the terminal's winsize is; nil when it is
+	// missing.
+	Dir *sharedir.Dir
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the child's process group.

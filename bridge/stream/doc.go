@@ -1,7 +1,8 @@
 // Package stream is stream mode: one long-lived supervised child, on pipes
 // or (-tty) a fresh pseudo-terminal per start, wired to the agent's input
-// and output FIFOs; with -prompt, a conversation whose turns are followed
-// and whose asks are answered on reply FIFOs (converse.go).
+// and output FIFOs; with -prompt, wired to a conversation (package
+// conversation) through a small interface (converse.go): its output in,
+// a turn's input out, an interrupt, its start and its end.
 //
 // Guarantees:
 //
@@ -10,7 +11,10 @@
 //     the agent's own, or with -stderr out the same pipe as stdout.
 //   - Writers of the input FIFO coming and going never give the child EOF.
 //   - Output waits for a reader (backpressure); nothing is dropped while
-//     a child runs. A last child's output (its last words) waits for a
+//     a child runs. With -prompt the output FIFO is a transcript that never
+//     waits (what no reader takes is dropped), and the child's output waits
+//     for the asker of the turn in progress instead, as the conversation
+//     says. A last child's output (its last words) waits for a
 //     reader for up to -stop-timeout; at a stop, or with the -tee copy
 //     (the log has the words), it gets flushGrace to reach the output
 //     FIFO and nothing waits for a reader.

@@ -28,15 +28,15 @@ type feeder struct {
 	closed  bool
 	turns   int // writeTurn calls waiting or under way: run waits for them
 
-	// typed, if set, is told when bytes from the input FIFO went to a
-	// child (a conversation's child is then busy).
+	// typed is told when bytes from the input FIFO went to a child (a
+	// conversation's child is then busy).
 	typed func()
 
 	clock *idle.Clock // told of every byte read from src
 }
 
 func newFeeder(src *fifo.Source, clock *idle.Clock) *feeder {
-	f := &feeder{src: src, clock: clock}
+	f := &feeder{src: src, clock: clock, typed: func() {}}
 	f.cond.L = &f.mu
 	return f
 }
@@ -65,7 +65,7 @@ func (f *feeder) run() {
 			if moved, err = f.src.SpliceTo(w, pipeio.PipeSize); moved > 0 {
 				f.clock.Touch()
 			}
-			if moved > 0 && f.typed != nil {
+			if moved > 0 {
 				f.typed()
 			}
 		}

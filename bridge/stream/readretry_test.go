@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/testlog"
 	"github.com/fifobridge/fifobridge/sharedir"
@@ -45,8 +46,8 @@ func TestReadRetryBounded(t *testing.T) {
 			return func() { s.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},
 		{"conversation", true, func(cfg *Config, src *os.File) (func(), func()) {
-			s := &Engine{cfg: cfg, sink: sink, script: newTranscript(sink)}
-			s.conv = newConversation(cfg, nil, nil, func() {})
+			cfg.Conversation = &conversation.Config{}
+			s := &Engine{cfg: cfg, sink: sink, talk: quiet{}}
 			w := &wiring{stdout: src}
 			return func() { s.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},

@@ -35,17 +35,21 @@ type Engine struct {
 
 	tty *terminal // with -tty, what replaces feed and cur
 
-	// With -prompt (converse_stream.go): the turns and the output FIFO as
-	// a transcript.
-	conv   *conversation
-	script *transcript
+	// talk is the conversation of -prompt (converse.go), which takes the
+	// child's output and keeps the output FIFO as a transcript; quiet
+	// without one.
+	talk talk
 }
 
 // New returns stream mode serving src and sink with cfg; poke is told
 // whenever the status changed. Run serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
-	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock}
+	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{}}
+	if cfg.Conversation != nil {
+		s.talk = s.converse()
+	}
+	s.feed.typed = s.talk.Typed
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -68,11 +72,8 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke, clock)
-		s.tty.tee = s.tee
+		s.tty.tee, s.tty.talk = s.tee, s.talk
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
-	}
-	if cfg.Prompt != nil {
-		s.converse()
 	}
 	return s
 }
@@ -89,7 +90,9 @@ type wiring struct {
 // sink, and returns after every goroutine it started has ended.
 func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	cfg := s.cfg
-	ctx, stopIdle := s.idle.StopWhenIdle(ctx, cfg.IdleTimeout, cfg.Log, nil) // no input byte for -idle-timeout: a stop
+	// No input byte and no ask waiting or in its turn for -idle-timeout: a
+	// stop.
+	ctx, stopIdle := s.idle.StopWhenIdle(ctx, cfg.IdleTimeout, cfg.Log, s.talk.Busy)
 	defer stopIdle()
 	s.ctx = ctx
 
@@ -110,22 +113,19 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 		defer func() { s.tee.close(); teeWG.Wait(); s.tee.done() }()
 	}
 
-	stopConv := s.serveConversation(&wg, done)
+	s.talk.Start(ctx)
 	st, err := s.sup.Run(ctx)
 
-	stopConv()
+	s.talk.Stop()
 	close(done)
 	s.feed.close()
 	if s.tty != nil {
 		s.tty.close()
 	}
-	s.src.Close() // wakes the feeder's Read
-	if s.script != nil {
-		s.script.close()
-	}
-	s.sink.Close()
+	s.src.Close()  // wakes the feeder's Read
+	s.sink.Close() // ends a write of the transcript waiting for a reader
 	wg.Wait()
-	s.closeConversation()
+	s.talk.Wait()
 	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
 		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
 	}
@@ -146,9 +146,7 @@ func (s *Engine) forward(done <-chan struct{}) {
 
 // start starts one child on fresh pipes and wires them to the FIFOs.
 func (s *Engine) start() (*child.Process, error) {
-	if s.conv != nil {
-		s.conv.started() // before any output: the first prompt counts
-	}
+	s.talk.Started() // before any output: the first prompt counts
 	if s.tty != nil {
 		return s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done())
 	}
@@ -167,7 +165,7 @@ func (s *Engine) start() (*child.Process, error) {
 	spec := s.cfg.Child
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
-	if s.conv != nil {
+	if s.cfg.Conversation != nil {
 		spec.Signals = interruptible(spec.Signals)
 	}
 	if s.cfg.StderrOut {
@@ -185,9 +183,7 @@ func (s *Engine) start() (*child.Process, error) {
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
-		if s.conv != nil {
-			s.conv.outputEnded()
-		}
+		s.talk.OutputEnded()
 	}()
 	s.feed.attach(stdin, childIn)
 	s.cur = w
@@ -201,7 +197,7 @@ func (s *Engine) start() (*child.Process, error) {
 // it closes its end of the pipe, so that the child's writes fail rather
 // than wait for a reader that is gone.
 func (s *Engine) copyOut(w *wiring) {
-	if s.conv != nil {
+	if s.cfg.Conversation != nil {
 		s.copyConverse(w)
 		return
 	}
@@ -293,7 +289,7 @@ func (s *Engine) exited(p *child.Process, last bool) {
 	}
 	giveUp, grace := s.ctx, flushGrace
 	switch {
-	case !last || s.ctx.Err() != nil || s.conv != nil: // a restart, a stop; a transcript never waits for its reader
+	case !last || s.ctx.Err() != nil || s.cfg.Conversation != nil: // a restart, a stop; a transcript never waits for its reader
 	case s.tee != nil:
 		ctx, cancel := context.WithCancel(s.ctx)
 		cancel()
@@ -304,9 +300,7 @@ func (s *Engine) exited(p *child.Process, last bool) {
 		giveUp, grace = ctx, 0
 		defer s.lastWords(ctx)
 	}
-	if s.conv != nil {
-		defer s.conv.exited(p.Status(), last) // after its output was copied
-	}
+	defer s.talk.Exited(p.Status(), last) // after its output was copied
 	if s.tty != nil {
 		s.tty.unwire(giveUp.Done(), grace)
 		return
@@ -373,10 +367,7 @@ func (s *Engine) Snapshot() status.Status {
 	if s.tee != nil {
 		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
 	}
-	if s.conv != nil {
-		st.Child.Turn = s.conv.snapshot()
-		st.Transcript = &status.Transcript{Written: s.script.written.Load(), Dropped: s.script.dropped.Load()}
-	}
+	st.Child.Turn, st.Transcript = s.talk.Snapshot()
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),

@@ -34,10 +34,9 @@ type terminal struct {
 	poke func()      // the status changed
 	idle *idle.Clock // told of every input byte, for -idle-timeout
 	tee  *teeOut     // -tee: offered the terminal's output; or nil
-	// conv and script, with -prompt, take the terminal's output instead of
-	// the output FIFO: the conversation, and the transcript.
-	conv   *conversation
-	script *transcript
+	// talk, with -prompt, takes the terminal's output instead of the
+	// output FIFO: the conversation, which keeps that as a transcript.
+	talk talk
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -64,7 +63,7 @@ type ttyWiring struct {
 }
 
 func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func(), clock *idle.Clock) *terminal {
-	t := &terminal{cfg: cfg, src: src, sink: sink, poke: poke, idle: clock, size: cfg.TtySize}
+	t := &terminal{cfg: cfg, src: src, sink: sink, poke: poke, idle: clock, size: cfg.TtySize, talk: quiet{}}
 	t.cond.L = &t.mu
 	return t
 }
@@ -119,9 +118,7 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 	go func() {
 		defer close(w.copied)
 		t.copyOut(w)
-		if t.conv != nil {
-			t.conv.outputEnded()
-		}
+		t.talk.OutputEnded()
 	}()
 	go func() {
 		defer close(w.watched)
@@ -188,8 +185,8 @@ func (t *terminal) feed() {
 		t.busy = false
 		t.pending = t.pending[n:]
 		t.cond.Broadcast()
-		if n > 0 && t.conv != nil {
-			t.conv.typed()
+		if n > 0 {
+			t.talk.Typed()
 		}
 		if err != nil && !os.IsTimeout(err) {
 			// The terminal is gone (EIO): wait for the next one.
@@ -265,15 +262,14 @@ func (t *terminal) pass(p []byte) error {
 }
 
 // deliver passes the terminal's output on: to the output FIFO, waiting
-// while it is full, or with -prompt to the transcript and the
-// conversation, never waiting.
+// while it is full, or with -prompt to the conversation, which waits only
+// while the asker of the turn in progress has no room.
 func (t *terminal) deliver(p []byte) error {
-	if t.conv == nil {
+	if t.cfg.Conversation == nil {
 		_, err := t.sink.Write(p)
 		return err
 	}
-	t.script.offer(p)
-	t.conv.output(p)
+	t.talk.Output(p)
 	return nil
 }
 

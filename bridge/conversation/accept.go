@@ -1,0 +1,108 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// serveAsks opens DIR/ask and starts its reader, its follower (a replaced
+// one is served, a missing one made again, as DIR/in is) and the sweep of
+// reply FIFOs killed asks left behind; Stop ends them. Without DIR or
+// DIR/ask nobody can ask, and that is logged.
+func (c *Conversation) serveAsks() {
+	cfg := c.cfg
+	if cfg.Dir == nil || cfg.Replies == nil {
+		cfg.Log.Warn("no " + AskName + " fifo: the directory is missing; nobody can ask")
+		return
+	}
+	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
+	if err != nil {
+		cfg.Log.Warn("cannot serve the ask fifo; nobody can ask", "err", err)
+		return
+	}
+	c.asks = src
+	ctx, stop := context.WithCancel(context.Background())
+	c.stopFollow = stop
+	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true}}
+	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created}
+	c.wg.Add(3)
+	go func() { defer c.wg.Done(); c.readAsks(src) }()
+	go func() { defer c.wg.Done(); follow.Ends(ctx, ends, o) }()
+	go func() {
+		defer c.wg.Done()
+		// A waiting ask holds no reply FIFO open, but its asker holds
+		// its read end: the sweep takes only FIFOs nobody reads.
+		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
+	}()
+}
+
+// readAsks reads ask lines from src until it is closed, and queues each
+// ask or answers it with one error frame.
+func (c *Conversation) readAsks(src *fifo.Source) {
+	lines := protocol.NewLineReader(src, c.cfg.MaxRequest)
+	for {
+		line, err := lines.Next()
+		var tooLong *protocol.TooLongError
+		if err != nil && !errors.As(err, &tooLong) {
+			return // the Source was closed: stopping
+		}
+		if err == nil && protocol.IsBlank(line) {
+			continue
+		}
+		c.accept(line, err)
+	}
+}
+
+// accept handles one ask line, or the *protocol.TooLongError that stands
+// for one. An ask is answered on its own reply FIFO only: one that names
+// no usable reply FIFO, or one that cannot be opened, is answered in the
+// log alone (the output FIFO is the child's transcript, and a reply's
+// name and id are its sender's secrets). The reply FIFO is opened here to
+// check it and to refuse at once, and closed again: a waiting ask holds
+// no descriptor.
+func (c *Conversation) accept(line []byte, err error) {
+	var req protocol.ParsedAsk
+	var tooLong *protocol.TooLongError
+	if errors.As(err, &tooLong) {
+		req.ID, req.Reply = protocol.SalvageHead(tooLong.Head)
+	} else {
+		req, err = protocol.ParseAsk(line)
+	}
+	if req.ID == "" {
+		req.ID = c.newID() // as exec mode does: every frame names its ask
+	}
+	if req.Reply == "" {
+		c.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
+		return
+	}
+	reply, rerr := fifo.OpenReply(c.cfg.Replies, req.Reply)
+	if rerr != nil {
+		c.cfg.Log.Warn("ask not answered: its reply fifo cannot be opened", "id", req.ID, "err", rerr)
+		if !answer.NotAReply(rerr) {
+			answer.DropUnanswerable(c.cfg.Log, c.cfg.Replies, req.Reply, rerr)
+		}
+		return
+	}
+	defer reply.Close()
+	if err == nil {
+		err = c.enqueue(req)
+	}
+	if err != nil {
+		c.cfg.Log.Warn("ask refused", "id", req.ID, "err", err)
+		if werr := answer.WriteNow(reply, answer.ErrorFrame(req.ID, err)); werr != nil {
+			c.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", req.ID, "err", werr)
+		}
+	}
+}
+
+// newID names an ask that came without an id; only the ask reader calls it.
+func (c *Conversation) newID() string {
+	c.nextID++
+	return "a" + strconv.FormatUint(c.nextID, 10)
+}

@@ -1,0 +1,169 @@
+package conversation
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// asker is the ask whose turn it is, or whose turn just ended while its
+// last frames are written: its reply FIFO, opened when the turn began,
+// and the frames waiting for its reader. A writer goroutine of its own
+// writes them, so that nothing else ever waits for an asker's reader; a
+// watch notices at once when the reader leaves, even while nothing is
+// written. Its fields below the line are the conversation's, under c.mu.
+type asker struct {
+	req      protocol.ParsedAsk
+	accepted time.Time
+	reply    *fifo.Reply
+	w        *bound.Writer // reply, under the rule
+	gone     atomic.Bool   // the reader left
+
+	begun   time.Time
+	frames  [][]byte  // waiting for the writer
+	held    int       // bytes in frames and in the write under way
+	partial []byte    // the start of a character cut at the end of the answer so far
+	more    sync.Cond // on c.mu: frames came, or done
+	done    bool      // the last frame is queued
+	failed  error     // a write failed or was given up: the rest is dropped
+	cut     bool      // a stopping agent dropped part of the answer
+}
+
+// errReaderGone is an asker whose reader left.
+var errReaderGone = errors.New("its asker went away")
+
+func (c *Conversation) newAsker(w *waiting, reply *fifo.Reply) *asker {
+	a := &asker{req: w.req, accepted: w.accepted, reply: reply, w: c.rule.NewWriter(reply, true)}
+	a.more.L = &c.mu
+	return a
+}
+
+// serveAsker starts a's writer and watch; the writer, once done, ends the
+// watch, closes the reply FIFO and lets the next turn start.
+func (c *Conversation) serveAsker(a *asker) {
+	watched := make(chan struct{})
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		defer close(watched)
+		if answer.ReaderGone(a.reply.File()) {
+			a.gone.Store(true)
+			c.wakeLoop()
+		}
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.write(a)
+		a.reply.File().SetReadDeadline(time.Unix(1, 0)) // ends the watch
+		<-watched
+		a.w.Close()
+		a.reply.Close()
+		c.mu.Lock()
+		if c.last == a {
+			c.last = nil
+		}
+		c.mu.Unlock()
+		c.wakeLoop()
+	}()
+}
+
+// write writes a's frames in order until the last one. Once a write fails
+// (the reader left, the FIFO was replaced, or the reader took nothing for
+// the patience, or the stop's deadline passed) the rest is dropped; it
+// returns once the turn is over, so that the turn is never left without
+// its writer.
+func (c *Conversation) write(a *asker) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for len(a.frames) == 0 && !a.done {
+			a.more.Wait()
+		}
+		if len(a.frames) == 0 {
+			return
+		}
+		f := a.frames[0]
+		a.frames[0] = nil
+		a.frames = a.frames[1:]
+		if a.failed != nil {
+			a.held -= len(f)
+			c.room.Broadcast()
+			continue
+		}
+		c.mu.Unlock()
+		_, err := a.w.Write(f)
+		c.mu.Lock()
+		a.held -= len(f)
+		if err != nil && a.failed == nil {
+			a.failed = c.writeFailed(a, err)
+			c.wakeLoop()
+		}
+		c.room.Broadcast()
+	}
+}
+
+// writeFailed says why a write to a failed, and logs it.
+func (c *Conversation) writeFailed(a *asker, err error) error {
+	switch {
+	case a.gone.Load():
+		return errReaderGone
+	case bound.GivenUp(err) && c.rule.Stopping():
+		c.cfg.Log.Warn("stopping: giving up on an asker who does not read", "id", a.req.ID)
+	case bound.GivenUp(err):
+		c.cfg.Log.Warn("giving up on an asker who took nothing: it loses its turn", "id", a.req.ID, "after", c.rule.Patience())
+	default:
+		c.cfg.Log.Info("ask's frames dropped: its reply fifo takes nothing", "id", a.req.ID, "err", err)
+	}
+	return err
+}
+
+// push queues frame for a, unless a write failed or the last frame is
+// queued already.
+func (c *Conversation) push(a *asker, frame []byte) {
+	if a.failed != nil || a.done {
+		return
+	}
+	a.frames = append(a.frames, frame)
+	a.held += len(frame)
+	a.more.Broadcast()
+}
+
+// answer queues data, answer of a's turn, as one frame. A character cut
+// at its end waits for its rest; while the agent stops, an answer that
+// outgrows maxHeld is dropped rather than wait.
+func (c *Conversation) answer(a *asker, data []byte) {
+	if len(a.partial) > 0 {
+		data = append(a.partial, data...)
+		a.partial = nil
+	}
+	whole, rest := protocol.CutIncompleteRune(data)
+	if len(rest) > 0 {
+		a.partial = append([]byte(nil), rest...)
+	}
+	if len(whole) == 0 {
+		return
+	}
+	frame := protocol.AppendData(nil, a.req.ID, protocol.FrameAnswer, whole)
+	if c.stopping && a.held+len(frame) > maxHeld {
+		if !a.cut {
+			c.cfg.Log.Warn("stopping: dropping the rest of an answer its asker does not take", "id", a.req.ID)
+		}
+		a.cut = true
+		return
+	}
+	c.push(a, frame)
+}
+
+// flushPartial queues the cut character left at the end of a's answer.
+func (c *Conversation) flushPartial(a *asker) {
+	if len(a.partial) > 0 {
+		c.push(a, protocol.AppendData(nil, a.req.ID, protocol.FrameAnswer, a.partial))
+		a.partial = nil
+	}
+}

@@ -1,0 +1,53 @@
+// Package conversation is the conversation of `fifobridge run -prompt`:
+// it follows a stream child's turns with a turn.Tracker fed every byte the
+// child writes, reads asks from DIR/ask, serves them one at a time in
+// arrival order, each once the child is ready, and answers each on its own
+// reply FIFO. The stream engine (package stream) owns the child and wires
+// it in through a small interface: the child's output in (Output,
+// OutputEnded), a turn's input out (Child.WriteTurn), an interrupt
+// (Child.Interrupt, or ^C typed on a terminal), and the child's start and
+// end (Started, Exited). The output FIFO becomes the child's transcript.
+//
+// Guarantees:
+//
+//   - An ask gets only its own turn's answer. A turn that is interrupted
+//     (past its time limit, its asker gone or not reading) has its child
+//     interrupted, and the next turn starts only once the child is ready
+//     again, however long that takes: nothing of the interrupted turn ever
+//     reaches a later answer.
+//   - A turn's input is written whole to the child, never in the middle of
+//     a chunk moved from the input FIFO; on a terminal, the ^C of an
+//     interrupt is typed after the input before it.
+//   - Every ask accepted gets exactly one last frame: end, exit (its child
+//     ended during the turn) or error (refused, the child ended for good,
+//     the agent stops), unless its asker went away or stopped reading.
+//   - At most MaxQueued asks wait; one more is refused at once with an
+//     error frame. A waiting ask holds none of the agent's descriptors or
+//     goroutines: only its parsed request. Its reply FIFO is opened when
+//     its turn starts; an ask whose asker went away by then (nobody reads
+//     the FIFO, or it is gone) is dropped, and the child never sees it.
+//     A waiting ask past its time limit gets its end frame (timed out)
+//     without a turn.
+//   - One asker at a time: only the turn in progress, or the one just
+//     ended while its last frames are written, has its reply FIFO open, a
+//     writer and a watch (two goroutines). At most maxHeld (1 MiB) of its
+//     frames wait in the agent: beyond that, its child's output is no
+//     longer read (the child waits, as a stream child waits for the reader
+//     of the output FIFO), and the time it waits does not count as quiet.
+//   - Writes to an asker follow the rule of package bound: an asker that
+//     takes nothing for the patience (-stop-timeout, at least 1 s) loses
+//     its turn (interrupted as on a timeout), and the next one is served;
+//     at a stop, writes are given up at the stop's deadline.
+//   - The transcript never holds the child back: what the output FIFO's
+//     reader does not take is dropped and counted.
+//   - Every goroutine started here is waited for by Wait, and every
+//     descriptor opened here is closed by then.
+//
+// What it does not do: it starts, signals and restarts no child and owns
+// none of its pipes or terminals (package stream does); it does not read
+// the input FIFO, whose bytes go to the child as they come (Typed says
+// they did); it never holds the transcript's bytes back for a reader; it
+// does not list DIR/replies (it opens only names asks give, and sweeps
+// through the directory's descriptor); and it does not decide the idle
+// timeout (Busy says whether an ask waits or is in its turn).
+package conversation

@@ -1,0 +1,95 @@
+package conversation
+
+import (
+	"time"
+
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/turn"
+)
+
+// piece is the most of the child's output the tracker takes at once:
+// Output cuts what it is given into pieces, and waits for room before
+// each.
+const piece = 64 << 10
+
+// Output takes bytes the child wrote (p is not kept): the transcript is
+// offered them, which never waits, and the tracker follows them. While
+// the asker of the turn in progress has no room for their frames (maxHeld
+// of them wait for it), Output waits: the child waits with it, its
+// output no longer read. The wait ends when the asker takes frames, when
+// the turn ends (its asker took nothing for the patience, or past its
+// limit) or when the agent stops.
+func (c *Conversation) Output(p []byte) {
+	c.script.offer(p)
+	for len(p) > 0 {
+		n := min(len(p), piece)
+		c.take(p[:n])
+		p = p[n:]
+	}
+	c.wakeLoop()
+}
+
+// take gives the tracker p, at most piece bytes, once there is room for
+// its frames.
+func (c *Conversation) take(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waitRoom(len(p))
+	if c.tracker != nil {
+		c.handle(c.tracker.Output(p, c.clock.at(time.Now())))
+	}
+}
+
+// waitRoom waits until the asker of the turn in progress has room for the
+// frames of n more bytes of output, or the turn ends, or the agent stops.
+// The tracker's clock stands still meanwhile: a child kept waiting is not
+// quiet.
+func (c *Conversation) waitRoom(n int) {
+	a := c.cur
+	if a == nil || c.roomFor(a, n) || c.stopping {
+		return
+	}
+	c.clock.hold(time.Now())
+	for c.cur == a && !c.roomFor(a, n) && a.failed == nil && !c.stopping {
+		c.room.Wait()
+	}
+	c.clock.release(time.Now())
+	c.wakeLoop() // the tracker's deadline counts again
+}
+
+// roomFor says whether a's frames of n more bytes of output fit in
+// maxHeld: at worst every byte, and what the tracker held of the line
+// before, is escaped as \u00XX, in one frame.
+func (c *Conversation) roomFor(a *asker, n int) bool {
+	worst := 6*(n+turn.MaxHold+len(a.partial)) + 6*protocol.MaxIDLen + 64
+	return a.held == 0 || a.held+worst <= maxHeld
+}
+
+// outputClock is the tracker's clock: the time less every while the
+// child's output was held up for an asker, so that a child kept waiting
+// is not taken for a quiet one.
+type outputClock struct {
+	heldFor time.Duration // the whiles held up so far
+	since   time.Time     // when the current one began; zero: none
+}
+
+// at is the tracker's time at now.
+func (k *outputClock) at(now time.Time) time.Time {
+	if !k.since.IsZero() {
+		now = k.since
+	}
+	return now.Add(-k.heldFor)
+}
+
+// real is the time at which the tracker's clock shows t, while the
+// output is not held up.
+func (k *outputClock) real(t time.Time) time.Time { return t.Add(k.heldFor) }
+
+func (k *outputClock) held() bool { return !k.since.IsZero() }
+
+func (k *outputClock) hold(now time.Time) { k.since = now }
+
+func (k *outputClock) release(now time.Time) {
+	k.heldFor += now.Sub(k.since)
+	k.since = time.Time{}
+}

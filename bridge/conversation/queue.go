@@ -1,0 +1,104 @@
+package conversation
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+)
+
+// waiting is an accepted ask before its turn: its request alone. It holds
+// no descriptor and no goroutine; its reply FIFO is opened when its turn
+// starts, or to answer it at once.
+type waiting struct {
+	req      protocol.ParsedAsk
+	accepted time.Time
+}
+
+// enqueue takes an accepted ask; it fails when no child will answer, or
+// when MaxQueued wait already.
+func (c *Conversation) enqueue(req protocol.ParsedAsk) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended != nil {
+		return c.ended
+	}
+	if !c.queue.Put(&waiting{req: req, accepted: time.Now()}) {
+		return errTooMany
+	}
+	c.activity()
+	c.wakeLoop()
+	c.poke()
+	return nil
+}
+
+// open opens the reply FIFO of w, whose turn starts: its asker, or nil
+// when the asker went away (nobody reads its FIFO, or it is gone) or the
+// FIFO cannot be used; such an ask is dropped, and the child never sees
+// it.
+func (c *Conversation) open(w *waiting) *asker {
+	reply, err := fifo.OpenReply(c.cfg.Replies, w.req.Reply)
+	switch {
+	case err == nil:
+		return c.newAsker(w, reply)
+	case errors.Is(err, fifo.ErrNoReader), errors.Is(err, fs.ErrNotExist):
+		c.cfg.Log.Info("ask dropped at its turn: its asker went away", "id", w.req.ID)
+	default:
+		c.cfg.Log.Warn("ask dropped at its turn: its reply fifo cannot be opened", "id", w.req.ID, "err", err)
+		if !answer.NotAReply(err) {
+			answer.DropUnanswerable(c.cfg.Log, c.cfg.Replies, w.req.Reply, err)
+		}
+	}
+	return nil
+}
+
+// expireWaiting answers the waiting asks past their time limit with their
+// end frame (timed out), without a turn.
+func (c *Conversation) expireWaiting(now time.Time) {
+	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
+		c.cfg.Log.Info("ask timed out before its turn: the child was not ready for it", "id", w.req.ID, "limit", w.req.Limit)
+		c.timedOut++
+		c.answerNow(w.req, c.waitedTooLong(w, now))
+		c.poke()
+	}
+}
+
+// waitedTooLong is the end frame of an ask that timed out waiting.
+//
+// Hook: naming why the child was not ready (the turn interrupted before,
+// the prompt not seen since, the child's last line) goes here.
+func (c *Conversation) waitedTooLong(w *waiting, now time.Time) []byte {
+	return protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, DurationMS: since(w.accepted, now)})
+}
+
+// endAll answers every waiting ask with err, and every later one.
+func (c *Conversation) endAll(err error) {
+	if c.ended == nil {
+		c.ended = err
+	}
+	for _, w := range c.queue.Drain() {
+		c.cfg.Log.Info("ask refused", "id", w.req.ID, "err", err)
+		c.answerNow(w.req, errorFrame(w.req.ID, err))
+	}
+}
+
+// answerNow writes frame, at most PIPE_BUF bytes, to the reply FIFO of req
+// without waiting, and closes it: a frame nobody can take at once is
+// dropped, as is one for an asker that went away.
+func (c *Conversation) answerNow(req protocol.ParsedAsk, frame []byte) {
+	reply, err := fifo.OpenReply(c.cfg.Replies, req.Reply)
+	if err != nil {
+		c.cfg.Log.Info("ask's last frame dropped: its asker went away", "id", req.ID, "err", err)
+		return
+	}
+	defer reply.Close()
+	if err := answer.WriteNow(reply, frame); err != nil {
+		c.cfg.Log.Warn("ask's last frame dropped: its reply fifo takes nothing", "id", req.ID, "err", err)
+	}
+}
+
+// errorFrame is the error frame of ask id.
+func errorFrame(id string, err error) []byte { return answer.ErrorFrame(id, err) }

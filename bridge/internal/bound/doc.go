@@ -1,0 +1,27 @@
+// Package bound holds the limits that every engine of the agent keeps
+// alike, so that none keeps a copy that drifts: how long a write waits for
+// a reader that takes nothing, when a stop gives every write up, and how
+// many accepted requests or asks may wait in the agent. Exec mode and
+// conversations both use it.
+//
+// The rule for a write that blocks (its FIFO is full), in the spirit of
+// os/exec's WaitDelay:
+//
+//   - While something other than the reader holds the write up (an exec
+//     request whose child still runs: backpressure on the child), it waits.
+//   - Once the reader alone holds it, it waits for the reader to take
+//     something for at most the patience, -stop-timeout but at least
+//     ReaderPatience (1 s); a reader that takes nothing for that long is
+//     given up, the write under way and every later one.
+//   - When a stop begins, one deadline: -stop-timeout, when the children
+//     still there get SIGKILL, plus StopGrace for their last frames to
+//     reach a reader. From the deadline on every write still under way,
+//     and every later one, is given up.
+//
+// How many wait: a Queue holds at most its limit, in arrival order; what
+// the engine does with one more (wait, or refuse at once) is its own.
+//
+// Guarantees: nothing here starts a goroutine or opens a descriptor; a
+// Writer's deadline is set under one lock, so that a stop arming it never
+// races a write choosing its own.
+package bound
