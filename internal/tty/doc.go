@@ -1,6 +1,8 @@
 // Package tty is what the agent does with terminals itself: it opens
 // pseudo-terminal pairs for terminal children and sets their window size,
-// and it writes to a terminal it shares with a child.
+// reads which process group a child's terminal has in the foreground
+// (Foreground, from the master), and it writes to a terminal it shares
+// with a child.
 //
 // Guarantees:
 //
