@@ -20,7 +20,7 @@ import (
 // reads ask lines from DIR/ask and hands each to the test, which answers
 // it by hand on the reply FIFO it names.
 type fakeConversation struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	ask  *os.File
 	asks chan protocol.ParsedAsk
@@ -30,7 +30,7 @@ type fakeConversation struct {
 }
 
 // newConversationDir makes DIR with replies/ and a DIR/ask nobody reads.
-func newConversationDir(t *testing.T) string {
+func newConversationDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, askName), 0o600))
@@ -40,7 +40,7 @@ func newConversationDir(t *testing.T) string {
 
 // startFakeConversation reads DIR/ask until the test ends or stop is
 // called, holding DIR/lock as an agent does.
-func startFakeConversation(t *testing.T, dir string) *fakeConversation {
+func startFakeConversation(t testing.TB, dir string) *fakeConversation {
 	t.Helper()
 	ask, err := os.OpenFile(filepath.Join(dir, askName), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	require.NoError(t, err)
