@@ -1,13 +1,15 @@
 // Package client is what `fifobridge send` and `fifobridge ask` do: Send
 // sends one exec-mode request to an agent and relays the request's output
-// and exit; Ask asks a conversation one turn.
+// and exit; Ask asks a conversation one turn. An Asker (OpenAsker) asks a
+// conversation many turns with its FIFOs kept open: what a program that
+// talks to a REPL all day uses instead of one Ask per turn.
 //
 // Guarantees:
 //
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
-//   - Send and Ask end when their context does, whatever Stdout and Stderr
-//     do. Their writes to them (and the calls of Warn) run one at a time,
+//   - Send, Ask and an Asker's turns end when their context does,
+//     whatever Stdout and Stderr do. Their writes to them (and the calls of Warn) run one at a time,
 //     in frame order, on a goroutine of the relay; a write that blocks (a
 //     stdout nobody reads) is abandoned when the context ends: the reply
 //     FIFO is removed, the request cancelled (Send) or the turn given up
@@ -23,8 +25,15 @@
 //   - Send and Ask resolve DIR once: they enter it at their start and do
 //     everything else (the input FIFO, replies/, the status file, the
 //     lock, the cancel line) relative to that descriptor, however long the
-//     request waits. WaitServing and WaitAsking, which wait for a DIR that
-//     may not exist yet, resolve it afresh on each look.
+//     request waits; an Asker enters it once for its whole life.
+//     WaitServing and WaitAsking, which wait for a DIR that may not exist
+//     yet, resolve it afresh on each look.
+//   - An Asker keeps one private reply FIFO, made as Send's is, and
+//     DIR/ask open from OpenAsker to Close, and takes one turn at a time.
+//     A turn that does not end with its last frame gives the FIFO up (the
+//     agent interrupts the turn) and the next turn makes a new one; Close
+//     removes it. Between turns it holds a fixed set of descriptors and,
+//     but for a write to Stdout abandoned as below, no goroutine.
 //   - The private reply FIFO Send makes is removed on every way out Send
 //     lives to see (the agent sweeps away what a SIGKILLed one leaves).
 //     Its name is 128 random bits; the request always carries an id, and

@@ -57,7 +57,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	r.out = startOutput()
 	defer r.out.stop()
 
-	lines := protocol.NewLineReader(reply.r, maxFrame)
+	lines := reply.lines
 	for {
 		line, err := lines.Next()
 		var tooLong *protocol.TooLongError

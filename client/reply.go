@@ -9,6 +9,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/randname"
+	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -24,6 +25,9 @@ type replyFIFO struct {
 	key        replyKey      // who may write to it, and what may carry its name
 	r          *os.File
 	keeper     *os.File
+	// lines reads frames from r. It lives as long as r does: an Asker's
+	// turns share it, so that nothing it read ahead is lost between them.
+	lines *protocol.LineReader
 }
 
 // makeReply makes a reply FIFO with a random name in DIR/replies, which the
@@ -49,6 +53,7 @@ func makeReply(dir *sharedir.Dir) (*replyFIFO, error) {
 		p.remove()
 		return nil, err
 	}
+	p.lines = protocol.NewLineReader(p.r, maxFrame)
 	if p.keeper, err = fifo.OpenWriterNowAt(replies, name); err != nil {
 		p.remove()
 		return nil, err
@@ -103,6 +108,26 @@ func (p *replyFIFO) dropKeeper() {
 		p.keeper.Close()
 		p.keeper = nil
 	}
+}
+
+// restoreKeeper opens the keeper write end again after a turn that ended
+// with its last frame (an Asker's): the next turn's frames wait in the
+// queue as the first did, with no EOF from the agent's write end of the
+// turn before. A FIFO that lost its name (the agent could not open it)
+// is ErrUnanswerable.
+func (p *replyFIFO) restoreKeeper() error {
+	if p.keeper != nil {
+		return nil
+	}
+	if p.unlinked() {
+		return fmt.Errorf("%w %s: its log says why", ErrUnanswerable, p.path)
+	}
+	k, err := fifo.OpenWriterNowAt(p.dir, p.name)
+	if err != nil {
+		return err
+	}
+	p.keeper = k
+	return nil
 }
 
 // remove closes both ends and removes the FIFO.

@@ -35,27 +35,45 @@ var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 // not interleave; it waits at most LockPatience for that lock, so that
 // nobody holding it can stall a send.
 func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
-	in := dir.Join(inName) // for messages
-	w, err := fifo.OpenWriterNowAt(dir, inName)
-	switch {
-	case errors.Is(err, fifo.ErrNoReader):
-		return fmt.Errorf("%w %s", ErrNoAgent, in)
-	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("%w %s (it does not exist)", ErrNoAgent, in)
-	}
+	w, err := openInput(dir, inName)
 	if err != nil {
 		return err
 	}
 	defer w.Close() // closing w releases the lock
-	if err := reply.key.checkInput(w, in); err != nil {
+	if err := reply.key.checkInput(w, dir.Join(inName)); err != nil {
 		return err
 	}
+	_, err = writeLine(ctx, w, dir.Join(inName), line)
+	return err
+}
+
+// openInput opens the input FIFO in (a name in dir) for writing, without
+// waiting: no reader is ErrNoAgent.
+func openInput(dir *sharedir.Dir, inName string) (*os.File, error) {
+	in := dir.Join(inName) // for messages
+	w, err := fifo.OpenWriterNowAt(dir, inName)
+	switch {
+	case errors.Is(err, fifo.ErrNoReader):
+		return nil, fmt.Errorf("%w %s", ErrNoAgent, in)
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%w %s (it does not exist)", ErrNoAgent, in)
+	}
+	return w, err
+}
+
+// writeLine writes line to the input FIFO w (at path in) as one piece, by
+// the rule of writeRequest, and says how many bytes went. A lock it took
+// is released before it returns, so that w may be kept open (an Asker's
+// DIR/ask); a write ctx ended leaves no deadline behind on w.
+func writeLine(ctx context.Context, w *os.File, in string, line []byte) (int, error) {
+	w.SetWriteDeadline(time.Time{})
 	stop := context.AfterFunc(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if len(line) > PipeBuf {
 		if err := lock(ctx, w, in); err != nil {
-			return err
+			return 0, err
 		}
+		defer unlock(w)
 	}
 	n, err := w.Write(line)
 	if err != nil && n > 0 {
@@ -65,11 +83,18 @@ func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return n, ctx.Err()
 		}
-		return fmt.Errorf("write request to %s: %w", in, err)
+		return n, fmt.Errorf("write request to %s: %w", in, err)
 	}
-	return nil
+	return n, nil
+}
+
+// unlock releases the flock lock took on w.
+func unlock(w *os.File) {
+	if rc, err := w.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.Flock(int(fd), unix.LOCK_UN) })
+	}
 }
 
 // lock takes the exclusive flock on the input FIFO w, waiting at most

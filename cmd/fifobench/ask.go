@@ -12,17 +12,21 @@ import (
 
 const (
 	askMetric   = "one `print(1)` to python3 and its answer, p50 (ms)"
-	askFloor    = "python3 -i on pipes"         // driven by the harness itself: the floor
-	askBridge   = "fifobridge ask"              // run -prompt ... -stderr out -- python3 -i -q
-	askExec     = "fifobridge send, python3 -c" // run -mode exec -allow-args -- python3 -c
+	askFloor    = "python3 -i on pipes"              // driven by the harness itself: the floor
+	askKept     = "kept-open client (client.Asker)"  // the agent of askBridge, asked in-process
+	askPexpect  = "pexpect replwrap"                 // pexpect.replwrap.python() on a terminal
+	askBridge   = "fifobridge ask"                   // run -prompt ... -stderr out -- python3 -i -q
+	askSendCat  = "fifobridge send to exec-mode cat" // run -mode exec -- cat: the contract's yardstick
+	askExec     = "fifobridge send, python3 -c"      // run -mode exec -allow-args -- python3 -c
 	askQuestion = "print(1)"
 	askAnswer   = "1\n"
 	pyPrompt    = ">>> "
 	pyPrompts   = `^(>>>|\.\.\.) $`
 )
 
-// askContenders are the ways of asking python3 one thing, floor first.
-var askContenders = []string{askFloor, askBridge, askExec}
+// askContenders are the ways of asking python3 one thing, floor first,
+// and the exec-mode cat that `ask` is held against.
+var askContenders = []string{askFloor, askKept, askPexpect, askBridge, askSendCat, askExec}
 
 // The arguments of the two agents after -dir and -log-level.
 func askArgs(b *bench) []string {
@@ -33,13 +37,19 @@ func pyExecArgs(b *bench) []string {
 	return []string{"-mode", "exec", "-allow-args", "--", b.tools["python3"], "-c"}
 }
 
+func catExecArgs(b *bench) []string { return []string{"-mode", "exec", "--", b.tools["cat"]} }
+
 // askPart times, one at a time, b.asks questions `print(1)` to python3
 // and their answers, each checked: `fifobridge ask` to an agent holding a
-// conversation with `python3 -i -q` on pipes, `fifobridge send` to an
-// exec-mode agent that runs `python3 -c print(1)` per request, and the
-// floor, `python3 -i -q` on a pair of pipes that the harness writes the
-// line into and reads up to the next prompt from. The two fifobridge
-// figures include starting the ask or send process, as a script pays it.
+// conversation with `python3 -i -q` on pipes, the same agent asked by a
+// client.Asker in the harness (FIFOs kept open), pexpect's replwrap
+// driving python3 on a terminal (timed in its own script), `fifobridge
+// send` to an exec-mode agent that runs `python3 -c print(1)` per request,
+// `fifobridge send print(1)` to an exec-mode cat (the contract holds
+// `ask` against it), and the floor, `python3 -i -q` on a pair of pipes
+// that the harness writes the line into and reads up to the next prompt
+// from. The `fifobridge ask` and `send` figures include starting the
+// process, as a script pays it.
 func askPart(b *bench, round int, r *results) error {
 	for _, name := range rotate(b.have(askContenders, r), round) {
 		ms, err := b.askRuns(name)
@@ -65,14 +75,12 @@ func (b *bench) askRuns(name string) (ms []float64, err error) {
 	}()
 	ms = make([]float64, 0, b.asks)
 	for i := -1; i < b.asks; i++ {
-		begin := time.Now()
-		got, err := a.ask()
-		took := time.Since(begin)
+		got, took, err := a.ask()
 		if err != nil {
 			return nil, err
 		}
-		if got != askAnswer {
-			return nil, fmt.Errorf("answer %q, want %q", got, askAnswer)
+		if got != a.want {
+			return nil, fmt.Errorf("answer %q, want %q", got, a.want)
 		}
 		if i >= 0 {
 			ms = append(ms, float64(took.Microseconds())/1e3)
@@ -82,31 +90,53 @@ func (b *bench) askRuns(name string) (ms []float64, err error) {
 }
 
 // asker is a started contender of the ask part: ask asks print(1) and
-// returns the answer; close stops what it started.
+// returns the answer and how long it took; want is the right answer;
+// close stops what it started.
 type asker struct {
-	ask   func() (string, error)
+	ask   func() (string, time.Duration, error)
+	want  string
 	close func() error
+}
+
+// harnessTimed makes ask an asker's ask, timed by the harness.
+func harnessTimed(ask func() (string, error)) func() (string, time.Duration, error) {
+	return func() (string, time.Duration, error) {
+		begin := time.Now()
+		got, err := ask()
+		return got, time.Since(begin), err
+	}
 }
 
 // newAsker starts contender name and waits until it answers.
 func (b *bench) newAsker(name string) (*asker, error) {
-	if name == askFloor {
+	switch name {
+	case askFloor:
 		return b.startREPL()
+	case askPexpect:
+		return b.startPexpect()
 	}
 	rn, err := b.start(name, unpinned)
 	if err != nil {
 		return nil, err
 	}
+	if name == askKept {
+		return startKept(rn)
+	}
 	dir := []string{"-dir", filepath.Dir(rn.in)}
 	argv := append([]string{b.bin, "ask"}, append(dir, askQuestion)...)
-	if name == askExec {
+	want := askAnswer
+	switch name {
+	case askExec:
 		argv = append([]string{b.bin, "send"}, append(dir, "-arg", askQuestion)...)
+	case askSendCat:
+		argv = append([]string{b.bin, "send"}, append(dir, askQuestion)...)
+		want = askQuestion + "\n" // send adds the newline, cat echoes it
 	}
 	if err := awaitAsker(name, rn, argv); err != nil {
 		rn.stop()
 		return nil, err
 	}
-	return &asker{ask: func() (string, error) { return output(argv) }, close: rn.stop}, nil
+	return &asker{ask: harnessTimed(func() (string, error) { return output(argv) }), want: want, close: rn.stop}, nil
 }
 
 // output runs argv and returns its stdout.
@@ -126,7 +156,8 @@ func output(argv []string) (string, error) {
 // awaitAsker waits until the agent of contender name serves. ask -wait
 // waits for DIR/ask to be read; send -wait would not do for the exec
 // agent, since the harness holds DIR/in open, so one request without a
-// reply FIFO (python3 -c without its argument) is answered first.
+// reply FIFO (python3 -c without its argument, cat with no input) is
+// answered first.
 func awaitAsker(name string, rn *running, argv []string) error {
 	if name == askBridge {
 		_, err := output(append(append(argv[:2:2], "-wait", "10s"), argv[2:]...))

@@ -47,7 +47,7 @@ func (b *bench) startREPL() (*asker, error) {
 		}
 		return readToPrompt(outR)
 	}
-	return &asker{ask: ask, close: stop}, nil
+	return &asker{ask: harnessTimed(ask), want: askAnswer, close: stop}, nil
 }
 
 // readToPrompt reads until what came ends with python3's prompt, and

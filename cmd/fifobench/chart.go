@@ -29,6 +29,7 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 		chartGroup{"exec request, vs exec.Command+Wait", execMetric, execBaseline, 1.1},
 		chartGroup{"exec requests per second, 1 sender, vs exec.Command per line (higher is better)", rateMetric(1), execLoop, 0},
 		chartGroup{"exec requests per second, 16 senders, vs exec.Command per line (higher is better)", rateMetric(16), execLoop, 0},
+		chartGroup{"one print(1) to python3 and its answer, vs send to an exec-mode cat", askMetric, askSendCat, 1.5},
 		chartGroup{"docker run --rm of true, vs tini", dockerRunMetric, dockerTini, 1.1},
 		chartGroup{"one request into a running container, vs docker exec", dockerReqMetric, dockerExecName, 0},
 	)

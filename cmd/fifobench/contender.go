@@ -92,6 +92,8 @@ var contenders = map[string]contender{
 	bridgeExec:       {name: bridgeExec, argv: runArgv(bridgeExec, execArgs)},
 	bridgeExecBefore: {name: bridgeExecBefore, argv: runArgv(bridgeExecBefore, execArgs)},
 	askBridge:        {name: askBridge, argv: runArgv(askBridge, askArgs)},
+	askKept:          {name: askKept, argv: runArgv(askKept, askArgs)},
+	askSendCat:       {name: askSendCat, argv: runArgv(askSendCat, catExecArgs)},
 	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
 	execLoop: {name: execLoop, argv: func(b *bench, _, in, _ string) []string {
 		return []string{b.execloop, in, b.tools["true"]}
@@ -111,8 +113,10 @@ func (b *bench) available(name string) bool {
 		return b.ttyFloor != ""
 	case socat:
 		return b.tools["socat"] != ""
-	case askFloor, askBridge, askExec:
+	case askFloor, askKept, askBridge, askExec:
 		return b.tools["python3"] != ""
+	case askPexpect:
+		return b.tools["python3"] != "" && b.pexpect
 	}
 	if isBefore(name) {
 		return b.before != ""

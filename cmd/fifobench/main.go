@@ -11,7 +11,9 @@
 // CPU placements: all on one CPU, and unpinned. Start and exit compare
 // fifobridge with tini, dumb-init, catatonit, bare true and a minimal Go
 // init (bench/goinit); exec mode with Go's exec.Command; `fifobridge ask`
-// to python3 -i with python3 -i on pipes and an exec-mode python3 -c.
+// to python3 -i and a kept-open client.Asker with python3 -i on pipes,
+// pexpect's replwrap, `send` to an exec-mode cat and an exec-mode
+// python3 -c.
 // Contenders alternate within every round, and the tables give the median
 // over the rounds with the smallest and largest round. It prints Markdown and
 // writes bench.md and bench.svg into -out, or into a new temporary

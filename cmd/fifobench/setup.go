@@ -27,6 +27,7 @@ type bench struct {
 	env        []string          // extra environment of the client
 	clientName string            // which client, for the table
 	tools      map[string]string // absolute paths of the programs found
+	pexpect    bool              // python3 has pexpect (the ask part's replwrap)
 	image      *dockerImage      // the docker part's, once built
 	imageTag   string            // its tag and label, kept after it is removed
 	containers int               // containers the docker part started
@@ -54,6 +55,7 @@ func setup(cfg config, work string) (*bench, error) {
 		}
 	}
 	b.resolvePython()
+	b.pexpect = hasPexpect(b.tools["python3"])
 	for _, t := range []string{"true", "cat", "sh", "stty"} {
 		if b.tools[t] == "" {
 			return nil, fmt.Errorf("%s is needed and not in $PATH", t)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// verdict is one target of issue 14 and how fifobridge did, from the
+// verdict is one target of issues 14, 20 and 27 and how fifobridge did, from the
 // medians over the rounds.
 type verdict struct {
 	target   string
@@ -90,6 +90,9 @@ func (r *results) verdicts(pls []placement) []verdict {
 		r.atMost("exec request: ≤ 1.1x exec.Command+Wait", execMetric, bridgeExec, execBaseline, 1.1),
 		r.atMost("exec request: ≤ 1.3x exec.Command+Wait (issue 20's guard rail)", execMetric, bridgeExec, execBaseline, 1.3),
 		r.atMost("`docker run --rm` of `true`: within the noise of tini, ≤ 1.1x", dockerRunMetric, bridge, dockerTini, 1.1),
+		r.atMost("`fifobridge ask` to python3 -i: p50 ≤ 1.5x `send` to an exec-mode cat (issue 27)", askMetric, askBridge, askSendCat, 1.5),
+		r.atMost("kept-open client: p50 ≤ 1.5x pexpect's replwrap (issue 27)", askMetric, askKept, askPexpect, 1.5),
+		r.atMost("kept-open client: p50 ≤ 5x python3 -i driven directly (issue 27)", askMetric, askKept, askFloor, 5),
 		r.below("idle with a kept writer: < 10 ms CPU in 10 s", idleCPUMetric, 10, " ms"),
 		r.below("one line per second: < 1% of a core", lineCPUMetric, 1, " %"),
 		r.below("idle RSS ≤ 5 MiB", idleRSSMetric, 5.0001, " MiB"),

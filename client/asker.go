@@ -1,0 +1,195 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fifobridge/fifobridge/internal/randname"
+	"github.com/fifobridge/fifobridge/sharedir"
+)
+
+// ErrClosed is returned by an Asker's Ask once Close was called, and by a
+// turn that Close ended.
+var ErrClosed = errors.New("asker closed")
+
+// AskerOptions configure OpenAsker.
+type AskerOptions struct {
+	// Warn, when set, is told about what the Asker ignores on its reply
+	// FIFO (frames of other ids, lines that are not frames), as Ask's is:
+	// each kind once per turn.
+	Warn func(msg string)
+}
+
+// Turn is one ask of an Asker.
+type Turn struct {
+	Input []byte // what to write to the child; the agent adds a missing "\n"
+	// Limit is the turn's time limit (0: none); Quiet, if set, ends the
+	// turn after that long without output.
+	Limit, Quiet time.Duration
+	// Stdout receives the answer as it comes (nil: it is dropped); a
+	// write still blocked when the turn's context ends is abandoned, as
+	// Ask's is.
+	Stdout io.Writer
+}
+
+// Asker asks a conversation (run -prompt) many turns, one at a time, as a
+// client that keeps its FIFOs open: it enters DIR once, makes one private
+// reply FIFO in DIR/replies (as Ask does: 128 random bits in its name,
+// mode 0600 or 0622 by replyKey's rule) and keeps it and DIR/ask open
+// until Close. Each turn writes one line to DIR/ask and reads the frames
+// of its own id from the reply FIFO up to the turn's end, exit or error
+// frame; frames of other ids are reported (Warn) and skipped. A turn
+// costs no open, mkfifo or unlink of its own.
+//
+// A turn that does not end with its last frame (its context ended, Close
+// was called, the agent went away, Stdout failed) gives up the reply
+// FIFO, as Ask does on its way out: the agent, seeing its reader gone,
+// interrupts the turn. The next turn makes a new one. When the agent that
+// read DIR/ask is gone and another one serves DIR, the next turn opens
+// DIR/ask again.
+//
+// An Asker may be used from several goroutines: their turns are taken one
+// at a time, in no set order, each waiting for the one before or for its
+// own context.
+type Asker struct {
+	dir  *sharedir.Dir
+	warn func(string)
+	in   *os.File // DIR/ask, open for writing; nil until a turn reopens it
+
+	token chan struct{} // holds one element while a turn (or Close) runs
+	life  context.Context
+	end   context.CancelFunc // ends life: Close
+	once  sync.Once
+	reply *replyFIFO // nil after a turn that gave it up
+}
+
+// OpenAsker opens an Asker of the conversation served in dir. It fails,
+// as Ask does, with ErrNoConversation when dir has no conversation and
+// with ErrNoAgent when nobody reads DIR/ask; it never waits (WaitAsking
+// does). The Asker holds four descriptors until Close: DIR and
+// DIR/replies (O_PATH), the reply FIFO's read end and DIR/ask; a fifth,
+// the reply FIFO's own write end, while no turn's frames flow.
+func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
+	d, err := enterDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving it?)", ErrNoConversation, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := &Asker{dir: d, warn: o.Warn, token: make(chan struct{}, 1)}
+	if err := refuseNoConversation(d); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if a.reply, err = makeReply(d); err == nil {
+		a.in, err = openInput(d, askName)
+	}
+	if err != nil {
+		a.release()
+		return nil, err
+	}
+	a.life, a.end = context.WithCancel(context.Background())
+	return a, nil
+}
+
+// Ask asks one turn and copies its answer to t.Stdout as it comes. The
+// Result and the errors are Ask's: TimedOut, the child's exit (Exited),
+// a *RejectedError for an error frame, ErrAgentGone, ErrNoAgent, ctx's
+// error when ctx ended first (the turn is then interrupted), and
+// ErrClosed once Close was called.
+func (a *Asker) Ask(ctx context.Context, t Turn) (Result, error) {
+	select {
+	case a.token <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case <-a.life.Done():
+		return Result{}, ErrClosed
+	}
+	defer func() { <-a.token }()
+	if a.life.Err() != nil {
+		return Result{}, ErrClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(a.life, cancel)
+	defer stop()
+
+	res, err := a.turn(ctx, t)
+	if err != nil && ctx.Err() != nil && a.life.Err() != nil {
+		err = ErrClosed
+	}
+	return res, err
+}
+
+// turn runs one turn on the reply FIFO, made first when the turn before
+// gave it up, and gives it up unless the turn ended with its last frame.
+func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if a.reply == nil {
+		r, err := makeReply(a.dir)
+		if err != nil {
+			return Result{}, err
+		}
+		a.reply = r
+	}
+	id := randname.New()
+	line, err := askLine(id, a.reply.name, AskOptions{Input: t.Input, Limit: t.Limit, Quiet: t.Quiet})
+	if err != nil {
+		return Result{}, err
+	}
+	watch := newAgentWatch(a.dir, askName)
+	res, err := a.relayTurn(ctx, id, line, watch, t.Stdout)
+	var rejected *RejectedError
+	if err == nil || errors.As(err, &rejected) {
+		if kerr := a.reply.restoreKeeper(); kerr == nil {
+			return res, err
+		}
+	}
+	a.reply.remove()
+	a.reply = nil
+	return res, err
+}
+
+// relayTurn writes the turn's line and relays its frames.
+func (a *Asker) relayTurn(ctx context.Context, id string, line []byte, watch *agentWatch, stdout io.Writer) (Result, error) {
+	if err := a.writeAsk(ctx, line); err != nil {
+		return Result{}, err
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	r := &relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn}
+	return r.run(ctx, a.reply, watch)
+}
+
+// Close ends a turn under way (it returns ErrClosed), removes the reply
+// FIFO and closes what the Asker holds. Later calls do nothing.
+func (a *Asker) Close() error {
+	a.once.Do(func() {
+		a.end()
+		a.token <- struct{}{} // the turn under way, ended, has returned; no other starts
+		a.release()
+	})
+	return nil
+}
+
+// release closes what the Asker holds.
+func (a *Asker) release() {
+	if a.reply != nil {
+		a.reply.remove()
+		a.reply = nil
+	}
+	if a.in != nil {
+		a.in.Close()
+		a.in = nil
+	}
+	a.dir.Close()
+}
