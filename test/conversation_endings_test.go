@@ -50,10 +50,17 @@ func TestConversationIncomplete(t *testing.T) {
 
 // TestConversationShellStatus (issue 27, test 2): sh -i on pipes, with
 // $? in its prompt and a -prompt whose group status matches it: ask exits
-// with the command's status, and the end frame carries it.
+// with the command's status, and the end frame carries it; with the
+// default -settle and with -settle 0, which takes the prompt at once.
 func TestConversationShellStatus(t *testing.T) {
 	checkLeaks(t, true)
-	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^\[(?P<status>\d+)\] \$ $`, "-stderr", "out"},
+	for _, settle := range []string{"20ms", "0"} {
+		t.Run("settle="+settle, func(t *testing.T) { testShellStatus(t, settle) })
+	}
+}
+
+func testShellStatus(t *testing.T, settle string) {
+	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^\[(?P<status>\d+)\] \$ $`, "-stderr", "out", "-settle", settle},
 		program: []string{busybox, "PS1=[$?] $ ", "sh", "-i"}})
 	for _, tc := range []struct {
 		cmd  string
