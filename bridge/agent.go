@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
+	a.warnPromptUnseen()
 	m := a.engine(cfg.spec(cgroups), reaper, src, sink)
 	a.setSource(m.Snapshot)
 	return m.Run(ctx)

@@ -64,6 +64,14 @@ type Config struct {
 	// transcript that never holds the child back (see package
 	// conversation).
 	Prompt *regexp.Regexp
+	// Continuation, if set with Prompt, matches the child's continuation
+	// prompt (-continuation): after the whole input, it ends a turn as
+	// incomplete.
+	Continuation *regexp.Regexp
+	// Settle is how long the output must stay quiet after a prompt before
+	// the child counts as ready (-settle): 0 is the default (20 ms),
+	// turn.SettleAtOnce no time at all.
+	Settle time.Duration
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.

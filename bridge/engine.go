@@ -52,6 +52,18 @@ func (a *agent) conversation() *conversation.Config {
 		return nil
 	}
 	cfg := a.cfg
-	return &conversation.Config{Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
-		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated}
+	return &conversation.Config{Prompt: cfg.Prompt, Continuation: cfg.Continuation, Settle: cfg.Settle,
+		MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep, Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm),
+		Dir: a.dir, Replies: a.replies, Created: a.addCreated}
+}
+
+// warnPromptUnseen warns, once at start, of a conversation that cannot
+// see a prompt its child writes to stderr: on pipes with -stderr log the
+// child's stderr is the agent's, never read, and python3 -i writes its
+// ">>> " there.
+func (a *agent) warnPromptUnseen() {
+	if a.converses() && !a.cfg.Tty && !a.cfg.StderrOut {
+		a.cfg.Log.Warn("-prompt on pipes with -stderr log: a prompt the child writes to its stderr cannot be seen "+
+			"(python3 -i writes it there), and its asks would wait for it; give -stderr out", "prompt", a.cfg.Prompt.String())
+	}
 }

@@ -40,8 +40,9 @@ type AskOptions struct {
 // before Ask returns whatever happens, and one line written to DIR/ask
 // under the same rule (atomic, or under the FIFO's lock when longer than
 // PipeBuf). The answer is copied to o.Stdout as it comes. The Result says
-// how the turn ended: TimedOut, or the child's exit (Exited) with its
-// code. An agent without a conversation is ErrNoConversation, and nothing
+// how the turn ended: at the child's prompt, with the prompt's Status and
+// named groups (Prompt); Incomplete; TimedOut, with NotReady when the
+// child was not ready; or the child's exit (Exited) with its code. An agent without a conversation is ErrNoConversation, and nothing
 // is written then. Cancelling ctx removes the reply FIFO, which the agent
 // sees: it interrupts the turn.
 func Ask(ctx context.Context, o AskOptions) (Result, error) {

@@ -162,7 +162,8 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 	case protocol.FrameError:
 		return Result{}, true, &RejectedError{Msg: f.Error}
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
-		return Result{TimedOut: f.TimedOut}, true, nil
+		return Result{TimedOut: f.TimedOut, Incomplete: f.Incomplete, Status: f.Status, Prompt: f.Prompt,
+			NotReady: f.NotReady}, true, nil
 	case protocol.FrameExit:
 		res = Result{Signal: f.Signal, TimedOut: f.TimedOut, Exited: true}
 		if f.Code != nil {

@@ -37,6 +37,20 @@ type Result struct {
 	// Exited says the child ended (an exit frame); for Ask, that the
 	// conversation's child ended during the turn.
 	Exited bool
+
+	// How a conversation's turn ended (Ask), from its end frame.
+	// Incomplete says the child asked for more input than the turn gave
+	// (run -continuation) and was interrupted back to its prompt.
+	Incomplete bool
+	// Status is what the prompt's group "status" showed at the turn's
+	// end (a shell's $?), if it showed a number; Prompt is every named
+	// group of the prompt that took part.
+	Status *int
+	Prompt map[string]string
+	// NotReady, set with TimedOut, says that the child had not been ready
+	// since it started or since the turn before was interrupted, and
+	// quotes its last line.
+	NotReady string
 }
 
 // Options is one request to send.

@@ -90,7 +90,11 @@ type End struct {
 	// that ended the turn, in the expression's order.
 	Prompt []PromptGroup
 	// Status is the number the group "status" showed, if it showed one.
-	Status     *int
+	Status *int
+	// NotReady, if set, names a child that has not been ready since it
+	// started or since the turn before it was interrupted, with its last
+	// line: why a turn past its limit never began, or never ended.
+	NotReady   string
 	DurationMS int64
 }
 
@@ -102,9 +106,9 @@ type PromptGroup struct {
 // AppendEnd appends the one end frame of a turn whose child is still
 // there, and a newline: "ready":true unless it timed out or was
 // incomplete, then "status" and "prompt" when there are any, the prompt's
-// groups in their order. A name or text that is not valid UTF-8 has its
-// bad bytes replaced; a name seen before is left out (JSON wants each key
-// once).
+// groups in their order, and "not_ready" when set. A name, text or message
+// that is not valid UTF-8 has its bad bytes replaced; a name seen before
+// is left out (JSON wants each key once).
 func AppendEnd(b []byte, id string, e End) []byte {
 	b = appendHead(b, id, FrameEnd)
 	if e.TimedOut {
@@ -122,6 +126,10 @@ func AppendEnd(b []byte, id string, e End) []byte {
 	}
 	if len(e.Prompt) > 0 {
 		b = appendPrompt(b, e.Prompt)
+	}
+	if e.NotReady != "" {
+		b = append(b, `,"not_ready":`...)
+		b = jsonstr.Append(b, strings.ToValidUTF8(e.NotReady, "\uFFFD"))
 	}
 	b = append(b, `,"duration_ms":`...)
 	b = strconv.AppendInt(b, e.DurationMS, 10)

@@ -83,6 +83,8 @@ func TestEndFrames(t *testing.T) {
 			`{"id":"a1","type":"end","ready":true,"status":7,"prompt":{"status":"7","cwd":"/src"},"duration_ms":3}` + "\n"},
 		{End{Prompt: []PromptGroup{{"x", "a\"b"}, {"x", "dropped"}, {"y", ""}}, DurationMS: 0},
 			`{"id":"a1","type":"end","ready":true,"prompt":{"x":"a\"b","y":""},"duration_ms":0}` + "\n"},
+		{End{TimedOut: true, NotReady: `no prompt; its last line is ">>> "`, DurationMS: 1000},
+			`{"id":"a1","type":"end","timed_out":true,"not_ready":"no prompt; its last line is \">>> \"","duration_ms":1000}` + "\n"},
 	} {
 		if got := string(AppendEnd(nil, "a1", c.end)); got != c.want {
 			t.Errorf("AppendEnd(%+v) = %s; want %s", c.end, got, c.want)

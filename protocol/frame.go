@@ -38,6 +38,9 @@ type Frame struct {
 	Error      string `json:"error,omitempty"`
 	// Prompt is the named groups of the prompt that ended an ask's turn.
 	Prompt map[string]string `json:"prompt,omitempty"`
+	// NotReady names a child that was not ready for an ask past its
+	// limit, and quotes its last line.
+	NotReady string `json:"not_ready,omitempty"`
 }
 
 // Bytes returns the payload of a stdout or stderr frame.

@@ -199,13 +199,18 @@ func FuzzFrames(f *testing.F) {
 // encoding/json decodes to what was encoded, whatever the prompt's groups
 // (names and texts taken from groups, "\x00" between them): every name
 // once, the first text of a name, bad UTF-8 replaced; and that the groups
-// come in their order.
+// come in their order. With flags&4 the groups' string is also the
+// not-ready message, whatever its bytes.
 func FuzzEndFrame(f *testing.F) {
 	f.Add("a1", "status\x001\x00cwd\x00/src", 1, true, uint8(0), int64(12))
 	f.Add("a1", "status\x00x\x00status\x00y\x00\xff\x00\xfe\x00\xfe\x00z", -3, false, uint8(3), int64(-1))
 	f.Add("", "", 0, true, uint8(2), int64(0))
+	f.Add("a2", "the child has shown no prompt\x00\"x\"\xff", 0, false, uint8(5), int64(1000))
 	f.Fuzz(func(t *testing.T, id, groups string, status int, hasStatus bool, flags uint8, ms int64) {
 		e := End{TimedOut: flags&1 != 0, Incomplete: flags&2 != 0, DurationMS: ms}
+		if flags&4 != 0 {
+			e.NotReady = groups
+		}
 		if hasStatus {
 			e.Status = &status
 		}
@@ -224,6 +229,8 @@ func FuzzEndFrame(f *testing.F) {
 			t.Fatalf("end frame %q decoded to status %v; want %d (%v)", line, fr.Status, status, hasStatus)
 		case fr.DurationMS == nil || *fr.DurationMS != ms:
 			t.Fatalf("end frame %q decoded to duration %v; want %d", line, fr.DurationMS, ms)
+		case fr.NotReady != strings.ToValidUTF8(e.NotReady, "\uFFFD"):
+			t.Fatalf("end frame %q decoded to not_ready %q; want %q", line, fr.NotReady, e.NotReady)
 		}
 		var want []PromptGroup // as the frame should show them: each name once
 		for _, g := range e.Prompt {

@@ -24,7 +24,13 @@ type askFrame struct {
 	Error    string  `json:"error"`
 	TimedOut bool    `json:"timed_out"`
 	Ready    bool    `json:"ready"`
-	line     string
+	// How a turn ended: an incomplete input, the prompt's status and
+	// groups, a child that was not ready.
+	Incomplete bool              `json:"incomplete"`
+	Status     *int              `json:"status"`
+	Prompt     map[string]string `json:"prompt"`
+	NotReady   string            `json:"not_ready"`
+	line       string
 }
 
 // rawAsk is one ask spoken on the wire, as a client that makes its own

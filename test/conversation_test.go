@@ -51,10 +51,11 @@ func (res hostResult) requireAnswer(t *testing.T, want string) {
 type turnStatus struct {
 	Child struct {
 		Turn *struct {
-			State    string `json:"state"`
-			Queued   int    `json:"queued"`
-			Answered int    `json:"answered"`
-			TimedOut int    `json:"timed_out"`
+			State      string `json:"state"`
+			Queued     int    `json:"queued"`
+			Answered   int    `json:"answered"`
+			TimedOut   int    `json:"timed_out"`
+			Incomplete int    `json:"incomplete"`
 		} `json:"turn"`
 	} `json:"child"`
 	Transcript *struct {

@@ -23,8 +23,18 @@ const maxHeld = 1 << 20
 // Config is what a conversation is told: the part of `fifobridge run`'s
 // flags it serves, and the directories the agent opened for it.
 type Config struct {
-	// Prompt matches the child's prompt (-prompt). Required.
+	// Prompt matches the child's prompt (-prompt). Required. Its named
+	// groups go into the end frame of a turn that ends at it, and its
+	// group "status", when it shows digits, is that frame's status.
 	Prompt *regexp.Regexp
+	// Continuation, if set, matches the child's continuation prompt
+	// (-continuation): shown after the whole input, it ends the turn as
+	// incomplete, and the child is interrupted back to its prompt.
+	Continuation *regexp.Regexp
+	// Settle is how long the child's output must stay quiet after its
+	// prompt before it counts as ready (-settle): 0 is turn.DefaultSettle,
+	// turn.SettleAtOnce no time at all.
+	Settle time.Duration
 	// Terminal says the child runs on a terminal (-tty): its answers lose
 	// the terminal's echo and escapes, and it is interrupted by ^C typed.
 	Terminal bool

@@ -41,11 +41,12 @@ type Conversation struct {
 	tracker  *turn.Tracker // the running child's; nil between children
 	clock    outputClock   // the tracker's clock
 	queue    *bound.Queue[*waiting]
-	cur      *asker // the turn in progress, or nil
-	last     *asker // the turn just ended, while its frames are written, or nil
-	stopping bool   // a stop began: the child's output is no longer held up
-	ended    error  // set when no child will answer again: asks get this
-	scratch  []byte // one call's answer
+	cur      *asker  // the turn in progress, or nil
+	last     *asker  // the turn just ended, while its frames are written, or nil
+	stopping bool    // a stop began: the child's output is no longer held up
+	ended    error   // set when no child will answer again: asks get this
+	unready  unready // when the child last stopped being ready outside a turn
+	scratch  []byte  // one call's answer
 
 	answered, timedOut, incomplete uint64
 }

@@ -15,6 +15,14 @@
 //     interrupted, and the next turn starts only once the child is ready
 //     again, however long that takes: nothing of the interrupted turn ever
 //     reaches a later answer.
+//   - A turn ends at the child's prompt, its end frame carrying the
+//     prompt's named groups and, when the group "status" shows digits,
+//     that status; at its continuation prompt after the whole input
+//     (Config.Continuation), as incomplete, the child then interrupted as
+//     on a timeout; past its limit; or with the child. An ask past its
+//     limit while the child has not been ready since it started, or since
+//     the turn before was interrupted, is told so in its end frame, with
+//     the prompt expression and the child's last line.
 //   - A turn's input is written whole to the child, never in the middle of
 //     a chunk moved from the input FIFO; on a terminal, the ^C of an
 //     interrupt is typed after the input before it.

@@ -14,10 +14,10 @@ import (
 // Started gives the conversation a new child, busy until its first
 // prompt. Call it before the child can write.
 //
-// Hook: the tracker's readiness settings (-continuation, -settle, a
-// probe of the child's reader) go into this turn.Config.
+// Hook: a probe of the child's reader goes with this turn.Config.
 func (c *Conversation) Started() {
-	tr, err := turn.New(turn.Config{Prompt: c.cfg.Prompt, Terminal: c.cfg.Terminal})
+	tr, err := turn.New(turn.Config{Prompt: c.cfg.Prompt, Continuation: c.cfg.Continuation,
+		Settle: c.cfg.Settle, Terminal: c.cfg.Terminal})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil { // the prompt was checked at start
@@ -25,6 +25,7 @@ func (c *Conversation) Started() {
 		return
 	}
 	c.tracker, c.clock = tr, outputClock{}
+	c.unready = unready{since: sinceStart, at: time.Now()}
 	c.wakeLoop()
 }
 

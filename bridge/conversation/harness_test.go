@@ -222,7 +222,13 @@ type frame struct {
 	TimedOut bool    `json:"timed_out"`
 	Ready    bool    `json:"ready"`
 	Code     *int    `json:"code"`
-	line     string
+	// How a turn ended: an incomplete input, the prompt's groups and
+	// status, a child not ready.
+	Incomplete bool              `json:"incomplete"`
+	Status     *int              `json:"status"`
+	Prompt     map[string]string `json:"prompt"`
+	NotReady   string            `json:"not_ready"`
+	line       string
 }
 
 // next reads the asker's next frame, within 10 s.

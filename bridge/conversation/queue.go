@@ -59,19 +59,12 @@ func (c *Conversation) open(w *waiting) *asker {
 // end frame (timed out), without a turn.
 func (c *Conversation) expireWaiting(now time.Time) {
 	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
-		c.cfg.Log.Info("ask timed out before its turn: the child was not ready for it", "id", w.req.ID, "limit", w.req.Limit)
+		why := c.notReady(now)
+		c.cfg.Log.Info("ask timed out before its turn: the child was not ready for it", "id", w.req.ID, "limit", w.req.Limit, "why", why)
 		c.timedOut++
-		c.answerNow(w.req, c.waitedTooLong(w, now))
+		c.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, NotReady: why, DurationMS: since(w.accepted, now)}))
 		c.poke()
 	}
-}
-
-// waitedTooLong is the end frame of an ask that timed out waiting.
-//
-// Hook: naming why the child was not ready (the turn interrupted before,
-// the prompt not seen since, the child's last line) goes here.
-func (c *Conversation) waitedTooLong(w *waiting, now time.Time) []byte {
-	return protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, DurationMS: since(w.accepted, now)})
 }
 
 // endAll answers every waiting ask with err, and every later one.

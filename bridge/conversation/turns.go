@@ -48,7 +48,8 @@ func (c *Conversation) checkTurn(now time.Time) {
 	case expired(a.req, a.accepted, now):
 		c.cfg.Log.Info("turn interrupted: past its time limit", "id", a.req.ID, "limit", a.req.Limit)
 		c.timedOut++
-		c.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, DurationMS: since(a.begun, now)}))
+		c.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, NotReady: c.notReady(now),
+			DurationMS: since(a.begun, now)}))
 	}
 }
 
@@ -70,11 +71,10 @@ func (c *Conversation) handle(segs []turn.Segment) {
 		switch s.Kind {
 		case turn.Answer:
 			data = append(data, s.Data...)
-		case turn.End:
+		case turn.End, turn.Incomplete:
 			c.answer(a, data)
 			c.scratch = data[:0]
-			c.answered++
-			c.finish(c.endFrame(a, s))
+			c.endTurn(a, s.Kind, time.Now())
 			return // what follows belongs to no turn
 		}
 	}
@@ -82,13 +82,30 @@ func (c *Conversation) handle(segs []turn.Segment) {
 	c.scratch = data[:0]
 }
 
-// endFrame is the end frame of a turn that ended at its prompt, s.
-//
-// Hook: the prompt's named groups, a status and an incomplete input
-// (-continuation) go into this frame, and are counted here.
-func (c *Conversation) endFrame(a *asker, s turn.Segment) []byte {
-	_ = s
-	return protocol.AppendEnd(nil, a.req.ID, protocol.End{DurationMS: since(a.begun, time.Now())})
+// endTurn ends a's turn at now, as the tracker says (kind): at the child's
+// prompt (End), with the prompt's named groups and status in its end
+// frame, or at its continuation prompt after the whole input (Incomplete):
+// the child wants more than the turn gave, and is interrupted back to its
+// prompt, which the next turn waits for.
+func (c *Conversation) endTurn(a *asker, kind turn.Kind, now time.Time) {
+	e := protocol.End{DurationMS: since(a.begun, now)}
+	if kind == turn.Incomplete {
+		c.cfg.Log.Info("turn incomplete: the child asks for more input; interrupting it", "id", a.req.ID)
+		c.incomplete++
+		e.Incomplete = true
+		c.finish(protocol.AppendEnd(nil, a.req.ID, e))
+		c.markUnready(now)
+		c.interrupt()
+		return
+	}
+	c.answered++
+	for _, g := range c.tracker.Groups() {
+		e.Prompt = append(e.Prompt, protocol.PromptGroup{Name: g.Name, Text: g.Text})
+	}
+	if n, ok := c.tracker.Status(); ok {
+		e.Status = &n
+	}
+	c.finish(protocol.AppendEnd(nil, a.req.ID, e))
 }
 
 // finish ends the turn in progress with its last frame: its asker becomes
@@ -114,6 +131,7 @@ func (c *Conversation) finish(last []byte) {
 func (c *Conversation) abandon(last []byte) {
 	c.handle(c.tracker.Abandon())
 	c.finish(last)
+	c.markUnready(time.Now())
 	c.interrupt()
 }
 

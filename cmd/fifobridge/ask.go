@@ -60,20 +60,42 @@ func ask(cmdline []string) int {
 	return askExit(turnCtx, res, err, *timeout)
 }
 
-// askExit maps how the turn ended to ask's exit code: 0 at a prompt, the
-// child's status when it ended during the turn, 124 past the limit, 125
-// for the bridge's errors, 128+N when ask was interrupted by signal N. ctx
-// is the turn's, which a caught signal and -timeout end.
+// askExit maps how the turn ended to ask's exit code, with at most one
+// line on stderr (see turnExit); 125 for the bridge's errors, 128+N when
+// ask was interrupted by signal N. ctx is the turn's, which a caught
+// signal and -timeout end.
 func askExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
 	if code, ok := clientErrorExit(ctx, "ask", err, timeout); ok {
 		return code
 	}
-	switch {
-	case res.TimedOut:
-		say(ctx, "fifobridge ask: timed out after %s; the child was interrupted\n", timeout)
-		return exitTimedOut
-	case res.Exited && res.Code != 0:
-		say(ctx, "fifobridge ask: the child ended during the turn (exit code %d)\n", res.Code)
+	code, line := turnExit(res, timeout)
+	if line != "" {
+		say(ctx, "fifobridge ask: %s\n", line)
 	}
-	return res.Code
+	return code
+}
+
+// turnExit is the exit code of a turn that ended as res says, and the
+// line that says why when it is not the child's own answer: the prompt's
+// status (0 without one) at a prompt, 125 for an incomplete input, 124
+// past the limit (naming a child that was not ready), the child's status
+// when it ended during the turn.
+func turnExit(res client.Result, timeout time.Duration) (int, string) {
+	switch {
+	case res.TimedOut && res.NotReady != "":
+		return exitTimedOut, fmt.Sprintf("timed out after %s: %s", timeout, res.NotReady)
+	case res.TimedOut:
+		return exitTimedOut, fmt.Sprintf("timed out after %s; the child was interrupted", timeout)
+	case res.Incomplete:
+		return exitBridge, "the input was incomplete: the child asked for more (its continuation prompt, -continuation), and was interrupted back to its prompt"
+	case res.Exited && res.Code != 0:
+		return res.Code, fmt.Sprintf("the child ended during the turn (exit code %d)", res.Code)
+	case res.Exited:
+		return 0, ""
+	case res.Status != nil && (*res.Status < 0 || *res.Status > 255):
+		return exitBridge, fmt.Sprintf("the prompt shows status %d, which is no exit code (0 to 255)", *res.Status)
+	case res.Status != nil:
+		return *res.Status, ""
+	}
+	return 0, ""
 }

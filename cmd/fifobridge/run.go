@@ -18,6 +18,7 @@ import (
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/procinit"
 	"github.com/fifobridge/fifobridge/internal/tty"
+	"github.com/fifobridge/fifobridge/turn"
 )
 
 // errNoProgram is run's error without PROGRAM. In a container the
@@ -144,10 +145,12 @@ type runFlags struct {
 	maxRestarts, concurrent           *int
 	window, backoffMin, backoffMax    *time.Duration
 	stopTimeout, timeout, idleTimeout *time.Duration
+	settle                            *time.Duration
 	maxRequest                        sizeFlag
 	allowArgs, tty, tee               *bool
 	logFormat, logLevel, runAs        *string
 	ttySize, prompt, stderr           *string
+	continuation                      *string
 	codes                             exitMap
 }
 
@@ -185,6 +188,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f.tee = fs.Bool("tee", false, "stream mode: also copy the child's output to the agent's stdout, dropping what stdout cannot take")
 	f.prompt = fs.String("prompt", "", "stream mode: the child's prompt, a regular expression; serves DIR/ask, one turn at a time")
 	f.stderr = fs.String("stderr", "log", "plain stream mode: log (the child's stderr is the agent's) or out (the same pipe as its stdout)")
+	f.continuation = fs.String("continuation", "", "with -prompt: the child's continuation prompt (a regular expression): after the whole input it ends the turn as incomplete")
+	f.settle = fs.Duration("settle", turn.DefaultSettle, "with -prompt: how long the output stays quiet after a prompt before the child counts as ready (0: at once)")
 	return f
 }
 
@@ -211,6 +216,10 @@ func (f *runFlags) check(args int) error {
 		return fmt.Errorf("invalid -max-concurrent %d: want at least 1", *f.concurrent)
 	case *f.prompt != "" && mode != "stream":
 		return fmt.Errorf("invalid -prompt: conversations are for stream mode, and -mode is %s", mode)
+	case *f.continuation != "" && *f.prompt == "":
+		return fmt.Errorf("invalid -continuation: it is the continuation of -prompt's prompt, and -prompt is not given")
+	case *f.settle < 0:
+		return fmt.Errorf("invalid -settle %v: want 0 (at once) or more", *f.settle)
 	case args == 0:
 		return errNoProgram
 	}
@@ -260,12 +269,32 @@ func (f *runFlags) config(log *slog.Logger) (*bridge.Config, error) {
 	if cfg.TtySize, err = tty.ParseWinsize(*f.ttySize); err != nil {
 		return nil, fmt.Errorf("invalid -tty-size: %w", err)
 	}
-	if *f.prompt != "" {
-		if cfg.Prompt, err = regexp.Compile(*f.prompt); err != nil {
-			return nil, fmt.Errorf("invalid -prompt: %w", err)
-		}
+	if err := f.conversation(cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+// conversation sets cfg's conversation (-prompt, -continuation, -settle)
+// as the checked flags say.
+func (f *runFlags) conversation(cfg *bridge.Config) error {
+	if *f.prompt == "" {
+		return nil
+	}
+	var err error
+	if cfg.Prompt, err = regexp.Compile(*f.prompt); err != nil {
+		return fmt.Errorf("invalid -prompt: %w", err)
+	}
+	if *f.continuation != "" {
+		if cfg.Continuation, err = regexp.Compile(*f.continuation); err != nil {
+			return fmt.Errorf("invalid -continuation: %w", err)
+		}
+	}
+	cfg.Settle = *f.settle
+	if cfg.Settle == 0 {
+		cfg.Settle = turn.SettleAtOnce
+	}
+	return nil
 }
 
 // stopSignalOr is -stop-signal's value, or its default: HUP for an

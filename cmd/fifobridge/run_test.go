@@ -5,6 +5,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/fifobridge/fifobridge/turn"
 )
 
 // Without PROGRAM, run says where it goes, on the command line and in a
@@ -49,6 +52,40 @@ func TestRunStopSignalDefault(t *testing.T) {
 		}
 		if cfg.StopSignal != tc.want {
 			t.Errorf("run %q: stop signal %v, want %v", tc.args, cfg.StopSignal, tc.want)
+		}
+	}
+}
+
+// -continuation and -settle reach the agent's configuration, from the
+// command line or FIFOBRIDGE_CONTINUATION and FIFOBRIDGE_SETTLE; -settle 0
+// is at once. -continuation without -prompt, or a bad expression, is the
+// agent's own failure, in one line.
+func TestRunConversationFlags(t *testing.T) {
+	cfg, _, err := runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
+	if err != nil || cfg.Continuation != nil || cfg.Settle != turn.DefaultSettle {
+		t.Fatalf("defaults: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
+	}
+	cfg, _, err = runConfig([]string{"-prompt", `^>>> $`, "-continuation", `^\.\.\. $`, "-settle", "0", "--", "python3"})
+	if err != nil || cfg.Continuation == nil || cfg.Continuation.String() != `^\.\.\. $` || cfg.Settle != turn.SettleAtOnce {
+		t.Fatalf("flags: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
+	}
+	t.Setenv("FIFOBRIDGE_CONTINUATION", `^> $`)
+	t.Setenv("FIFOBRIDGE_SETTLE", "5ms")
+	cfg, _, err = runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
+	if err != nil || cfg.Continuation == nil || cfg.Continuation.String() != `^> $` || cfg.Settle != 5*time.Millisecond {
+		t.Fatalf("environment: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-continuation", `^\.\.\. $`}, "-prompt is not given"},
+		{[]string{"-prompt", `^>>> $`, "-continuation", `(`}, "invalid -continuation"},
+		{[]string{"-prompt", `^>>> $`, "-settle", "-1ms"}, "invalid -settle"},
+	} {
+		_, _, err := runConfig(append(tc.args, "--", "python3"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("run %q: %v, want one line with %q", tc.args, err, tc.want)
 		}
 	}
 }
