@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestAskerKeptOpen(t *testing.T) {
 	held := -1
 	for i := range keptOpenAsks {
 		got, res := ask(fmt.Sprintf("print(%d * 3)", i), client.Turn{Limit: hangTimeout})
-		if want := fmt.Sprintf("%d\n", i*3); got != want || res != (client.Result{}) {
+		if want := fmt.Sprintf("%d\n", i*3); got != want || !reflect.DeepEqual(res, client.Result{}) {
 			t.Fatalf("turn %d: answer %q, %+v; want %q at the prompt", i, got, res, want)
 		}
 		if held < 0 {

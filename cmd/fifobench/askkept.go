@@ -30,7 +30,7 @@ func startKept(rn *running) (*asker, error) {
 		defer cancel()
 		var out strings.Builder
 		res, err := k.Ask(ctx, client.Turn{Input: []byte(askQuestion), Limit: time.Minute, Stdout: &out})
-		if err == nil && res != (client.Result{}) {
+		if err == nil && (res.Code != 0 || res.Signal != "" || res.TimedOut || res.Exited || res.Incomplete || res.NotReady != "") {
 			err = fmt.Errorf("the turn ended %+v, not at the prompt", res)
 		}
 		return out.String(), err
