@@ -42,7 +42,8 @@ type AskOptions struct {
 // PipeBuf). The answer is copied to o.Stdout as it comes. The Result says
 // how the turn ended: at the child's prompt, with the prompt's Status and
 // named groups (Prompt); Incomplete; TimedOut, with NotReady when the
-// child was not ready; or the child's exit (Exited) with its code. An agent without a conversation is ErrNoConversation, and nothing
+// child was not ready (also when ctx ends first, from the status file);
+// or the child's exit (Exited) with its code. An agent without a conversation is ErrNoConversation, and nothing
 // is written then. Cancelling ctx removes the reply FIFO, which the agent
 // sees: it interrupts the turn.
 func Ask(ctx context.Context, o AskOptions) (Result, error) {
@@ -75,7 +76,25 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 		return Result{}, err
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn}
-	return r.run(ctx, reply, watch)
+	res, err := r.run(ctx, reply, watch)
+	if err != nil && ctx.Err() != nil && res.NotReady == "" {
+		res.NotReady = unreadyNote(dir)
+	}
+	return res, err
+}
+
+// unreadyNote is what the status file of DIR says of a conversation's
+// child that has shown no prompt since it started or since a turn was
+// interrupted, as of now, or "": an ask that is interrupted (its context
+// ends before the turn's last frame) says why the child did not answer,
+// as the end frame of one past its limit does. The file is rewritten at
+// least every few seconds, so the child's last line may be that old.
+func unreadyNote(dir *sharedir.Dir) string {
+	s, err := status.ReadAt(dir, statusName)
+	if err != nil || s.Child.Turn == nil || s.Child.Turn.Unready == nil {
+		return ""
+	}
+	return s.Child.Turn.Unready.Message(time.Now())
 }
 
 // askLine encodes one ask as it is written to DIR/ask: a newline first,

@@ -83,6 +83,9 @@ type Turn struct {
 	Answered   uint64 `json:"answered"`
 	TimedOut   uint64 `json:"timed_out"`
 	Incomplete uint64 `json:"incomplete"`
+	// Unready, present only while the child has shown no prompt since it
+	// started or since a turn was interrupted, says so.
+	Unready *Unready `json:"unready,omitempty"`
 }
 
 // Transcript counts the bytes of a conversation's output (-prompt) that

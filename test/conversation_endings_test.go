@@ -1,6 +1,8 @@
 package test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -96,6 +98,41 @@ func TestConversationNotReady(t *testing.T) {
 	if res.code != 124 || !strings.Contains(res.stderr, `no prompt matching '^NEVER$' since it started`) ||
 		!strings.Contains(res.stderr, `its last line is ">>> "`) || strings.Count(res.stderr, "\n") != 1 {
 		t.Fatalf("ask -timeout 1s exited %d with stderr %q; want 124 and one line naming the prompt and the last line", res.code, res.stderr)
+	}
+	a.stop()
+	requireNoReplies(t, a.dir)
+}
+
+// TestConversationNotReadyInterrupted: an ask interrupted (INT) while the
+// child has shown no prompt since it started says so on its one line, as
+// one past its limit does: the status file's turn carries it.
+func TestConversationNotReadyInterrupted(t *testing.T) {
+	checkLeaks(t, true)
+	requirePython(t)
+	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
+		program: []string{"python3", "-i", "-q"}})
+	a.waitTurn("python's prompt as its last line", func(turnStatus) bool {
+		var st struct {
+			Child struct {
+				Turn struct {
+					Unready *struct {
+						LastLine string `json:"last_line"`
+					} `json:"unready"`
+				} `json:"turn"`
+			} `json:"child"`
+		}
+		b, err := os.ReadFile(a.status)
+		return err == nil && json.Unmarshal(b, &st) == nil && st.Child.Turn.Unready != nil && st.Child.Turn.Unready.LastLine == ">>> "
+	})
+	cmd, out := a.startAsk("-timeout", "60s", "print(1)")
+	a.waitTurn("the ask queued", func(s turnStatus) bool { return s.Child.Turn.Queued == 1 })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := exitCode(cmd.ProcessState); code != 130 || !strings.Contains(out.String(), `interrupted by SIGINT: the child has shown no prompt matching '^NEVER$' since it started`) ||
+		!strings.Contains(out.String(), `its last line is ">>> "`) || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("ask interrupted exited %d with %q; want 130 and one line naming the prompt and the last line", code, out.String())
 	}
 	a.stop()
 	requireNoReplies(t, a.dir)

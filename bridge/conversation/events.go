@@ -5,6 +5,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/status"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
@@ -25,7 +26,7 @@ func (c *Conversation) Started() {
 		return
 	}
 	c.tracker, c.clock = tr, outputClock{}
-	c.unready = unready{since: sinceStart, at: time.Now()}
+	c.unready = unready{since: status.SinceStart, at: time.Now()}
 	c.wakeLoop()
 }
 

@@ -11,7 +11,7 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 	if c.cur == nil && c.tracker != nil && c.tracker.Ready() {
 		st = "ready"
 	}
-	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.answered, TimedOut: c.timedOut, Incomplete: c.incomplete},
+	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.answered, TimedOut: c.timedOut, Incomplete: c.incomplete, Unready: c.unreadyNow()},
 		&status.Transcript{Written: c.script.written.Load(), Dropped: c.script.dropped.Load()}
 }
 

@@ -65,7 +65,9 @@ func ask(cmdline []string) int {
 // ask was interrupted by signal N. ctx is the turn's, which a caught
 // signal and -timeout end.
 func askExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
-	if code, ok := clientErrorExit(ctx, "ask", err, timeout); ok {
+	// Interrupted, or past -timeout before the agent's last frame: why
+	// the child did not answer goes on the same line.
+	if code, ok := clientErrorExit(ctx, "ask", err, timeout, res.NotReady); ok {
 		return code
 	}
 	code, line := turnExit(res, timeout)

@@ -34,17 +34,21 @@ func textInput(text []string, suffix string) ([]byte, error) {
 // N canceled ctx, 124 past the time limit, 141 quietly when stdout's reader
 // left (as a pipeline expects), 125 for any other; ok is false when err is
 // nil and the caller decides by the result. ctx is the request's: a caught
-// signal and the command's -timeout end it.
-func clientErrorExit(ctx context.Context, name string, err error, timeout time.Duration) (code int, ok bool) {
+// signal and the command's -timeout end it. note, when not "", says on
+// the same line why the request did not end (ask: a child not ready).
+func clientErrorExit(ctx context.Context, name string, err error, timeout time.Duration, note string) (code int, ok bool) {
+	if note != "" {
+		note = ": " + note
+	}
 	var sig *interrupted
 	switch {
 	case err == nil:
 		return 0, false
 	case errors.As(context.Cause(ctx), &sig):
-		say(ctx, "fifobridge %s: interrupted by SIG%s\n", name, child.SignalName(sig.sig))
+		say(ctx, "fifobridge %s: interrupted by SIG%s%s\n", name, child.SignalName(sig.sig), note)
 		return 128 + int(sig.sig), true
 	case errors.Is(err, context.DeadlineExceeded):
-		say(ctx, "fifobridge %s: timed out after %s\n", name, timeout)
+		say(ctx, "fifobridge %s: timed out after %s%s\n", name, timeout, note)
 		return exitTimedOut, true
 	case errors.Is(err, syscall.EPIPE):
 		return 128 + int(syscall.SIGPIPE), true

@@ -82,7 +82,7 @@ func send(cmdline []string) int {
 // sendExit maps how the request ended to send's exit code; ctx is the
 // request's, which a caught signal and -timeout end.
 func sendExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
-	if code, ok := clientErrorExit(ctx, "send", err, timeout); ok {
+	if code, ok := clientErrorExit(ctx, "send", err, timeout, ""); ok {
 		return code
 	}
 	if res.TimedOut {
