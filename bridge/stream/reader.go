@@ -33,10 +33,8 @@ type childReader struct {
 
 // Blocked reports whether the reader of the child's input is blocked
 // reading it and the agent has taken all the child's output: with the
-// copy's lock held, nothing is unread in out, so every byte written before
-// the reader blocked has reached the conversation. On a terminal, bytes
-// the kernel is still moving from the slave to the master when the probe
-// looks (a few microseconds after their write) are not seen.
+// copy's lock held, out has nothing to read, so every byte written before
+// the reader blocked has reached the conversation.
 func (r *childReader) Blocked() (bool, error) {
 	pg := r.pgid
 	if r.master != nil {
@@ -53,25 +51,39 @@ func (r *childReader) Blocked() (bool, error) {
 		return false, nil // the copy has bytes the conversation has not taken yet
 	}
 	defer r.taking.Unlock()
-	n, err := unread(r.out)
-	return n == 0 && err == nil, err
+	more, err := readable(r.out)
+	return !more && err == nil, err
 }
 
-// unread is how many bytes f has to be read (FIONREAD, TIOCINQ).
-func unread(f *os.File) (int, error) {
+// readable reports whether f has bytes to read now, by poll(2): on a
+// terminal's master, unlike FIONREAD, that first waits for the kernel to
+// move what the slave's side was given to the master's (n_tty_poll
+// flushes the terminal's buffer work), so that bytes the child wrote just
+// before it blocked are not missed while the kernel still moves them.
+func readable(f *os.File) (bool, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	var n int
-	cerr := rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	fds := []unix.PollFd{{Events: unix.POLLIN}}
+	cerr := rc.Control(func(fd uintptr) {
+		fds[0].Fd = int32(fd)
+		for {
+			if _, err = unix.Poll(fds, 0); err != unix.EINTR {
+				return
+			}
+		}
+	})
 	if err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return 0, fmt.Errorf("count the bytes unread in %s: %w", f.Name(), err)
+	if err == nil && fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
+		err = fmt.Errorf("poll: revents %#x", fds[0].Revents)
 	}
-	return n, nil
+	if err != nil {
+		return false, fmt.Errorf("look for bytes unread in %s: %w", f.Name(), err)
+	}
+	return fds[0].Revents&(unix.POLLIN|unix.POLLPRI) != 0, nil
 }
 
 // newProbe makes the probe of a child's input, or nil when there is none:
