@@ -30,6 +30,7 @@ type askFrame struct {
 	Status     *int              `json:"status"`
 	Prompt     map[string]string `json:"prompt"`
 	NotReady   string            `json:"not_ready"`
+	DurationMS *int64            `json:"duration_ms"`
 	line       string
 }
 

@@ -64,8 +64,8 @@ func (c *Conversation) readAsks(src *fifo.Source) {
 // no usable reply FIFO, or one that cannot be opened, is answered in the
 // log alone (the output FIFO is the child's transcript, and a reply's
 // name and id are its sender's secrets). The reply FIFO is opened here to
-// check it and to refuse at once, and closed again: a waiting ask holds
-// no descriptor.
+// check it and to refuse at once, and closed again unless the ask's turn
+// begins at once (enqueue): a waiting ask holds no descriptor.
 func (c *Conversation) accept(line []byte, err error) {
 	var req protocol.ParsedAsk
 	var tooLong *protocol.TooLongError
@@ -89,10 +89,13 @@ func (c *Conversation) accept(line []byte, err error) {
 		}
 		return
 	}
-	defer reply.Close()
 	if err == nil {
-		err = c.enqueue(req)
+		var kept bool
+		if kept, err = c.enqueue(req, reply); kept {
+			return
+		}
 	}
+	defer reply.Close()
 	if err != nil {
 		c.cfg.Log.Warn("ask refused", "id", req.ID, "err", err)
 		if werr := answer.WriteNow(reply, answer.ErrorFrame(req.ID, err)); werr != nil {

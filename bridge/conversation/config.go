@@ -79,3 +79,16 @@ type Child interface {
 	// with WriteTurn instead.
 	Interrupt()
 }
+
+// Reader tells whether the running child waits for input: whether the
+// reader of its input (the terminal's foreground process group, or the
+// child's process group on pipes) is blocked reading it, as package
+// readwait sees it. The stream engine makes one per child (Reading).
+type Reader interface {
+	// Blocked reports whether the reader is blocked reading the child's
+	// input now, and every byte the child wrote before has been given to
+	// Output, so that what the conversation holds is all the child shows.
+	// An error wrapping readwait.ErrCannotSee says the answer is unknown.
+	// It is called from one goroutine at a time.
+	Blocked() (bool, error)
+}

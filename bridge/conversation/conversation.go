@@ -15,8 +15,9 @@ import (
 // Conversation follows one stream's child, whichever child runs, and
 // serves its asks.
 //
-// One goroutine (loop) owns time: it ticks the tracker, ends turns past
-// their limit, expires waiting asks and starts the next turn. The copy of
+// One goroutine (loop) owns time: it ticks the tracker, probes a child at
+// its prompt (probe.go), ends turns past their limit, expires waiting asks
+// and starts the next turn. The copy of
 // the child's output, the ask reader and the stream engine's events call
 // in under mu; so do the asker's writer and watch.
 type Conversation struct {
@@ -40,6 +41,9 @@ type Conversation struct {
 	room     sync.Cond     // on mu: an asker's frames were taken, the turn changed, a stop began
 	tracker  *turn.Tracker // the running child's; nil between children
 	clock    outputClock   // the tracker's clock
+	reader   Reader        // the running child's, or nil: -settle alone decides
+	children uint64        // children started: the running one's number
+	outputs  uint64        // calls of the tracker's Output: what it saw
 	queue    *bound.Queue[*waiting]
 	cur      *asker  // the turn in progress, or nil
 	last     *asker  // the turn just ended, while its frames are written, or nil
@@ -119,8 +123,19 @@ func (c *Conversation) Wait() { c.wg.Wait() }
 func (c *Conversation) loop() {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
+	var sched probeSchedule
 	for {
-		next, ok := c.step(time.Now())
+		now := time.Now()
+		next, ok, look := c.step(now)
+		if look.r != nil {
+			again, atOnce := c.probe(&sched, look, now)
+			if atOnce {
+				continue
+			}
+			if !again.IsZero() && (!ok || again.Before(next)) {
+				next, ok = again, true
+			}
+		}
 		t.Stop()
 		if ok {
 			t.Reset(max(time.Until(next), 0))
@@ -134,12 +149,9 @@ func (c *Conversation) loop() {
 	}
 }
 
-// step does what is due at now, and says when to look again.
-//
-// Hook: a probe that sees the child's reader blocked on its input (its
-// /proc/PID/syscall or wchan) goes here, before the tick, for a tracker
-// that shows a prompt not yet settled.
-func (c *Conversation) step(now time.Time) (time.Time, bool) {
+// step does what is due at now, says when to look again, and returns the
+// prompt the child shows, not yet taken, for the loop to probe.
+func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tracker != nil && !c.clock.held() {
@@ -148,7 +160,9 @@ func (c *Conversation) step(now time.Time) (time.Time, bool) {
 	c.checkTurn(now)
 	c.expireWaiting(now)
 	c.startNext(now)
-	return c.nextLook()
+	next, ok := c.nextLook()
+	look, _ := c.lookAtPrompt()
+	return next, ok, look
 }
 
 // wakeLoop has the loop look again, without waiting.

@@ -5,11 +5,20 @@
 // reply FIFO. The stream engine (package stream) owns the child and wires
 // it in through a small interface: the child's output in (Output,
 // OutputEnded), a turn's input out (Child.WriteTurn), an interrupt
-// (Child.Interrupt, or ^C typed on a terminal), and the child's start and
-// end (Started, Exited). The output FIFO becomes the child's transcript.
+// (Child.Interrupt, or ^C typed on a terminal), the child's start and
+// end (Started, Exited), and how to see it wait for input (Reading). The
+// output FIFO becomes the child's transcript.
 //
 // Guarantees:
 //
+//   - The child is ready when the tracker takes its prompt: after -settle
+//     of quiet (Config.Settle), or as soon as its Reader sees the reader of
+//     its input blocked reading it, once the line looks like the prompt.
+//     A Reader's yes counts only when no output, typed input or turn
+//     reached the tracker while it was asked, and never while the child's
+//     output is held up for an asker. Where a Reader cannot tell (an error
+//     wrapping readwait.ErrCannotSee, logged once per child), or the child
+//     has none, -settle decides.
 //   - An ask gets only its own turn's answer. A turn that is interrupted
 //     (past its time limit, its asker gone or not reading) has its child
 //     interrupted, and the next turn starts only once the child is ready

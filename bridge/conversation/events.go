@@ -10,12 +10,11 @@ import (
 )
 
 // This file is how the stream engine tells the conversation of its child:
-// its start, typed input, the end of its output, and its end.
+// its start, how to see it wait for input, typed input, the end of its
+// output, and its end.
 
 // Started gives the conversation a new child, busy until its first
 // prompt. Call it before the child can write.
-//
-// Hook: a probe of the child's reader goes with this turn.Config.
 func (c *Conversation) Started() {
 	tr, err := turn.New(turn.Config{Prompt: c.cfg.Prompt, Continuation: c.cfg.Continuation,
 		Settle: c.cfg.Settle, Terminal: c.cfg.Terminal})
@@ -25,9 +24,23 @@ func (c *Conversation) Started() {
 		c.cfg.Log.Error("cannot follow the child's turns", "err", err)
 		return
 	}
-	c.tracker, c.clock = tr, outputClock{}
+	c.tracker, c.clock, c.reader = tr, outputClock{}, nil
+	c.children++
 	c.unready = unready{since: status.SinceStart, at: time.Now()}
 	c.wakeLoop()
+}
+
+// Reading gives the conversation r, which sees whether the child started
+// last waits for input: its prompt is then taken at once, without waiting
+// -settle (probe.go). Without it (nil, or not called), -settle decides.
+// Call it once the child runs, before Exited.
+func (c *Conversation) Reading(r Reader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tracker != nil {
+		c.reader = r
+		c.wakeLoop()
+	}
 }
 
 // Typed says bytes from the input FIFO went to the child: it is busy
@@ -61,7 +74,7 @@ func (c *Conversation) Exited(st child.ExitStatus, last bool) {
 	if c.tracker != nil {
 		c.handle(c.tracker.EOF())
 	}
-	c.tracker = nil
+	c.tracker, c.reader = nil, nil
 	if a := c.cur; a != nil {
 		c.finish(protocol.AppendExit(nil, a.req.ID, protocol.Exit{Code: st.Code(),
 			Signal: child.SignalName(st.Signal()), DurationMS: since(a.begun, time.Now())}))

@@ -228,6 +228,7 @@ type frame struct {
 	Status     *int              `json:"status"`
 	Prompt     map[string]string `json:"prompt"`
 	NotReady   string            `json:"not_ready"`
+	DurationMS *int64            `json:"duration_ms"`
 	line       string
 }
 

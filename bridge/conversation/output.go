@@ -35,6 +35,7 @@ func (c *Conversation) take(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.waitRoom(len(p))
+	c.outputs++
 	if c.tracker != nil {
 		c.handle(c.tracker.Output(p, c.clock.at(time.Now())))
 	}

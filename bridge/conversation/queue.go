@@ -18,21 +18,36 @@ type waiting struct {
 	accepted time.Time
 }
 
-// enqueue takes an accepted ask; it fails when no child will answer, or
-// when MaxQueued wait already.
-func (c *Conversation) enqueue(req protocol.ParsedAsk) error {
+// enqueue takes an accepted ask, whose reply FIFO the caller opened; it
+// fails when no child will answer, or when MaxQueued wait already. When
+// the child is ready and no other ask waits or has its turn (or its last
+// frames written), the ask's turn begins at once with reply, which the
+// conversation then keeps (kept): it is not opened a second time, nor
+// left for the loop to begin. Otherwise the ask waits, holding nothing;
+// the caller closes reply.
+func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended != nil {
-		return c.ended
+		return false, c.ended
 	}
-	if !c.queue.Put(&waiting{req: req, accepted: time.Now()}) {
-		return errTooMany
+	now := time.Now()
+	w := &waiting{req: req, accepted: now}
+	if c.queue.Len() == 0 && c.cur == nil && c.last == nil && !c.stopping && c.tracker != nil && c.tracker.Ready() &&
+		!expired(req, now, now) {
+		c.activity()
+		c.begin(c.newAsker(w, reply), now)
+		c.wakeLoop() // for the turn's limit and quiet time
+		c.poke()
+		return true, nil
+	}
+	if !c.queue.Put(w) {
+		return false, errTooMany
 	}
 	c.activity()
 	c.wakeLoop()
 	c.poke()
-	return nil
+	return false, nil
 }
 
 // open opens the reply FIFO of w, whose turn starts: its asker, or nil

@@ -20,6 +20,7 @@ import (
 type talk interface {
 	Start(ctx context.Context)
 	Started()
+	Reading(r conversation.Reader)
 	Typed()
 	Output(p []byte)
 	OutputEnded()
@@ -35,6 +36,7 @@ type quiet struct{}
 
 func (quiet) Start(context.Context)                        {}
 func (quiet) Started()                                     {}
+func (quiet) Reading(conversation.Reader)                  {}
 func (quiet) Typed()                                       {}
 func (quiet) Output([]byte)                                {}
 func (quiet) OutputEnded()                                 {}

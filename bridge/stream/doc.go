@@ -2,7 +2,10 @@
 // or (-tty) a fresh pseudo-terminal per start, wired to the agent's input
 // and output FIFOs; with -prompt, wired to a conversation (package
 // conversation) through a small interface (converse.go): its output in,
-// a turn's input out, an interrupt, its start and its end.
+// a turn's input out, an interrupt, its start and its end, and a Reader
+// that sees it wait for input (reader.go: a probe of package readwait,
+// made per start from its stdin pipe or its terminal's slave, and off with
+// FIFOBRIDGE_READ_PROBE=0).
 //
 // Guarantees:
 //

@@ -82,6 +82,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 type wiring struct {
 	stdin, back *os.File      // stdin pipe: agent's write end, and its read end kept for leftovers
 	stdout      *os.File      // stdout pipe: agent's read end
+	taking      sync.Mutex    // held by readOut from a read of stdout until its bytes are taken
 	copied      chan struct{} // closed when stdout is copied to its end
 	unwiring    atomic.Bool   // unwire asked copyOut to finish
 }
@@ -162,6 +163,11 @@ func (s *Engine) start() (*child.Process, error) {
 	}
 	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	pipeio.Grow(stdout)
+	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
+	r := &childReader{out: stdout, taking: &w.taking}
+	if s.cfg.Conversation != nil {
+		r.probe = newProbe(stdin, s.cfg.Log)
+	}
 	spec := s.cfg.Child
 	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
 	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
@@ -179,7 +185,8 @@ func (s *Engine) start() (*child.Process, error) {
 		stdout.Close()
 		return nil, err
 	}
-	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
+	r.pgid = p.Pid
+	reading(s.talk, r)
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
@@ -254,16 +261,16 @@ func (w *wiring) afterRead(retry *readRetry, err error) readNext {
 
 // readOut reads the child's stdout into the agent and gives every chunk
 // to take, which reports false to stop at once (the output FIFO was given
-// up). It reads until EOF, or until unwire asks it to finish, and then
-// gives what is still in the pipe; a read that keeps failing ends it
-// (see afterRead).
+// up), holding w.taking from each read until take returns. It reads until
+// EOF, or until unwire asks it to finish, and then gives what is still in
+// the pipe; a read that keeps failing ends it (see afterRead).
 func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
 	buf := make([]byte, pipeio.PipeSize/4)
 	for {
-		n, err := pipeio.Read(w.stdout, buf)
-		if n > 0 && !take(buf[:n]) {
+		ok, err := readTaking(w.stdout, &w.taking, buf, take)
+		if !ok {
 			return
 		}
 		if next := w.afterRead(&retry, err); next == readStop {

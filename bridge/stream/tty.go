@@ -14,7 +14,7 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/internal/pipeio"
+	"github.com/fifobridge/fifobridge/internal/readwait"
 	"github.com/fifobridge/fifobridge/internal/tty"
 	"golang.org/x/sys/unix"
 )
@@ -56,6 +56,7 @@ const ttyChunk = 64 << 10
 type ttyWiring struct {
 	master   *os.File      // written to; the terminal's master
 	output   *os.File      // read from: the master too, but for tests
+	taking   sync.Mutex    // held by copyOut from a read of output until its bytes are delivered
 	copied   chan struct{} // closed when the master's output is copied
 	unwiring atomic.Bool   // unwire asked copyOut to finish
 	quit     chan struct{} // closed by unwire: the watch is over
@@ -88,13 +89,17 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 	}
 	spec.Ctty = slave
 	spec.Env = terminalEnv(spec.Env)
+	var probe *readwait.Probe
+	if t.cfg.Conversation != nil {
+		probe = newProbe(slave, t.cfg.Log) // the slave is the terminal the child reads
+	}
 	p, err := reaper.Start(spec)
 	slave.Close() // the child has it; holding it would hide the terminal's end (EIO)
 	if err != nil {
 		master.Close()
 		return nil, err
 	}
-	t.attach(master, master, func(quit <-chan struct{}) {
+	w := t.attach(master, master, func(quit <-chan struct{}) {
 		select {
 		case <-stopping:
 		case <-quit:
@@ -106,13 +111,14 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 		case <-quit:
 		}
 	})
+	reading(t.talk, &childReader{probe: probe, master: master, out: w.output, taking: &w.taking})
 	return p, nil
 }
 
 // attach makes master the terminal that input goes to, and copies output,
 // what master (or, in tests, another file) gives, to the output FIFO.
 // watch, if set, runs until unwire, which closes its quit and waits for it.
-func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct{})) {
+func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct{})) *ttyWiring {
 	w := &ttyWiring{master: master, output: output, copied: make(chan struct{}),
 		quit: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
@@ -130,6 +136,7 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 	t.master, t.cur = master, w
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	return w
 }
 
 // feed writes the input FIFO to the current terminal until close is called
@@ -206,12 +213,14 @@ func (t *terminal) copyOut(w *ttyWiring) {
 	retry := readRetry{log: t.cfg.Log, what: "reading the child's terminal"}
 	defer retry.end()
 	for {
-		n, err := pipeio.Read(w.output, buf)
-		if n > 0 {
-			if werr := t.pass(buf[:n]); werr != nil {
-				t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
-				return
-			}
+		var werr error
+		_, err := readTaking(w.output, &w.taking, buf, func(p []byte) bool {
+			werr = t.pass(p)
+			return werr == nil
+		})
+		if werr != nil {
+			t.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", werr)
+			return
 		}
 		switch {
 		case err == nil:

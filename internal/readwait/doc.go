@@ -92,6 +92,16 @@
 //     once per child, and -settle decides.
 //   - A Probe is used by one goroutine at a time: its buffers are reused.
 //
+// # A speed trick, with an off switch
+//
+// The probe changes when a turn ends, never what its answer is: it saves
+// the -settle wait (20 ms by default) on every turn. FIFOBRIDGE_READ_PROBE=0
+// (OffEnv), read once at start, turns it off: NewProbe fails with ErrOff,
+// and every prompt waits -settle, as where the agent cannot see. The
+// benchmarks of this package measure a probe's cost and how soon after its
+// prompt a REPL is seen waiting; cmd/fifobench's ask part measures turns
+// (docs/bench.md).
+//
 // It does not wait for anything itself, and does not decide when a turn
 // ends: the turn tracker does.
 package readwait

@@ -45,8 +45,12 @@ type Probe struct {
 // end will do), or of the terminal the child reads (its slave, taken
 // before the agent closes its copy; the master is not the terminal a
 // child reads). The error wraps ErrCannotSee when this agent cannot see
-// other processes' waits at all.
+// other processes' waits at all; it is ErrOff when the probe is turned
+// off (OffEnv).
 func NewProbe(input *os.File) (*Probe, error) {
+	if off {
+		return nil, ErrOff
+	}
 	p := &Probe{}
 	rc, err := input.SyscallConn()
 	if err != nil {

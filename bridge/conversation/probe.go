@@ -1,0 +1,110 @@
+package conversation
+
+import (
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/fifobridge/fifobridge/internal/readwait"
+	"github.com/fifobridge/fifobridge/turn"
+)
+
+// This file ends a turn as soon as the child waits for input, instead of
+// after -settle of quiet: when the child's output ends in a line that
+// looks like its prompt (the tracker's AtPrompt), the loop asks the
+// child's Reader whether the reader of its input is blocked reading it,
+// at once and then on readwait.NextProbe's schedule, and on a yes takes
+// the prompt (Tracker.Settle). The Reader is asked outside c.mu; its yes
+// counts only if nothing reached the tracker meanwhile. Where it cannot
+// tell, and once -settle has passed, the tracker's own deadline decides,
+// as it does for a child without a Reader.
+
+// promptLook is a prompt the loop may probe for: the child's Reader,
+// and what the tracker had seen when it showed the prompt.
+type promptLook struct {
+	r       Reader
+	tr      *turn.Tracker
+	outputs uint64 // c.outputs then
+	child   uint64 // c.children then
+}
+
+// same says whether l and m are the same prompt of the same child.
+func (l promptLook) same(m promptLook) bool {
+	return l.tr == m.tr && l.outputs == m.outputs && l.child == m.child
+}
+
+// probeSchedule is the loop's: when it probes the prompt it saw again.
+type probeSchedule struct {
+	look   promptLook
+	first  time.Time // the first probe of it
+	next   time.Time // the next one; zero: none, -settle decides
+	logged uint64    // the last child whose probe failed, logged once
+}
+
+// lookAtPrompt returns the prompt to probe for, if the child shows one
+// that is not yet taken, has a Reader, and its output is not held up for
+// an asker (then the child may have more to write than the agent read).
+// Under c.mu.
+func (c *Conversation) lookAtPrompt() (promptLook, bool) {
+	if c.reader == nil || c.tracker == nil || c.clock.held() || !c.tracker.AtPrompt() {
+		return promptLook{}, false
+	}
+	return promptLook{r: c.reader, tr: c.tracker, outputs: c.outputs, child: c.children}, true
+}
+
+// probe probes the prompt look shows, as s says: at once when it is new,
+// then whenever its next probe is due. It reports when to probe it again
+// (zero: not), and whether the loop is to look again at once: the prompt
+// was taken, or the schedule still spins.
+func (c *Conversation) probe(s *probeSchedule, look promptLook, now time.Time) (again time.Time, atOnce bool) {
+	if !s.look.same(look) {
+		*s = probeSchedule{look: look, first: now, next: now, logged: s.logged}
+	}
+	if s.next.IsZero() || now.Before(s.next) {
+		return s.next, false
+	}
+	blocked, err := look.r.Blocked()
+	switch {
+	case err != nil:
+		c.cannotSee(s, look.child, err)
+		s.next = time.Time{}
+		return time.Time{}, false
+	case blocked:
+		c.settle(look)
+		return time.Time{}, true
+	}
+	now = time.Now()
+	d := readwait.NextProbe(now.Sub(s.first))
+	if d == 0 {
+		runtime.Gosched()
+		return time.Time{}, true
+	}
+	s.next = now.Add(d)
+	return s.next, false
+}
+
+// settle takes the prompt look showed, its child seen waiting for input,
+// unless the child wrote since (more output, or a new child), its output
+// is held up, or the tracker moved on (a turn began, input was typed).
+func (c *Conversation) settle(look promptLook) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tracker != look.tr || c.outputs != look.outputs || c.children != look.child || c.clock.held() || !look.tr.AtPrompt() {
+		return
+	}
+	c.handle(look.tr.Settle(c.clock.at(time.Now())))
+}
+
+// cannotSee logs, once per child, that its Reader could not tell: -settle
+// decides its turns where that is so.
+func (c *Conversation) cannotSee(s *probeSchedule, child uint64, err error) {
+	if s.logged == child {
+		return
+	}
+	s.logged = child
+	if errors.Is(err, readwait.ErrCannotSee) {
+		c.cfg.Log.Info("turns end after -settle: the agent cannot see whether the child waits for input", "err", err)
+		return
+	}
+	c.cfg.Log.Debug("the child's reader could not be probed: -settle decides", "err", err)
+}
