@@ -35,7 +35,7 @@ const remakeDelay = time.Second
 
 // Reopener is a FIFO end that follows its path: fifo.Source and fifo.Sink.
 type Reopener interface {
-	Reopen(create bool, perm os.FileMode) (changed, created bool, err error)
+	Reopen(create bool, perm os.FileMode, accept func(fifo.Info) error) (changed, created bool, err error)
 }
 
 // End is one FIFO end and the entry, name in Dir, that it follows; Path
@@ -75,7 +75,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
 	reopen := func(f End, create bool) {
-		changed, made, err := f.FIFO.Reopen(create, f.Mode)
+		changed, made, err := f.FIFO.Reopen(create, f.Mode, nil)
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
 			if !reported[f.Path] {
