@@ -53,5 +53,5 @@ func (a *agent) conversation() *conversation.Config {
 	}
 	cfg := a.cfg
 	return &conversation.Config{Prompt: cfg.Prompt, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
-		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated}
+		Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm), Dir: a.dir, Replies: a.replies, Created: a.addCreated, Roles: a.roles}
 }
