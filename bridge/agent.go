@@ -2,12 +2,14 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
@@ -29,7 +31,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
-	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*sharedir.Dir{}}
+	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*sharedir.Dir{}, roles: follow.NewRoles()}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
 
@@ -83,13 +85,8 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	if pids := limitPids(cfg, reaper); pids != nil {
 		defer pids.Close() // after every child was stopped, before the reaper's
 	}
-	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(cfg.In))
+	src, sink, err := a.openEnds()
 	if err != nil {
-		return child.ExitStatus{}, &ConfigError{err}
-	}
-	sink, err := fifo.OpenSinkAt(a.outDir, filepath.Base(cfg.Out))
-	if err != nil {
-		src.Close()
 		return child.ExitStatus{}, &ConfigError{err}
 	}
 
@@ -104,6 +101,33 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	m := a.engine(cfg.spec(cgroups), reaper, src, sink)
 	a.setSource(m.Snapshot)
 	return m.Run(ctx)
+}
+
+// openEnds opens the input and output FIFOs as the agent's Source and
+// Sink, records them as what they serve (follow.Roles: one FIFO cannot
+// be both), and has the status file name the input: a client checks
+// that it writes into that very FIFO. On failure nothing stays open.
+func (a *agent) openEnds() (*fifo.Source, *fifo.Sink, error) {
+	src, err := fifo.OpenSourceAt(a.inDir, filepath.Base(a.cfg.In))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.roles.Serve(follow.RoleIn, src); err != nil {
+		src.Close()
+		return nil, nil, fmt.Errorf("serve fifo %s: %w", a.cfg.In, err)
+	}
+	sink, err := fifo.OpenSinkAt(a.outDir, filepath.Base(a.cfg.Out))
+	if err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	if err := a.roles.Serve(follow.RoleOut, sink); err != nil {
+		src.Close()
+		sink.Close()
+		return nil, nil, fmt.Errorf("serve fifo %s: %w", a.cfg.Out, err)
+	}
+	a.statusFile.Poke()
+	return src, sink, nil
 }
 
 // dropSignals discards forwarded signals until the returned func is called.
@@ -134,6 +158,10 @@ type agent struct {
 	state   child.State
 	source  func() status.Status // the mode's own part of the status, once serving
 	created []entry
+
+	// roles is what each FIFO end serves; the status file names the
+	// input FIFOs from it.
+	roles *follow.Roles
 
 	// Set up by prepare, closed by closeDirs once nothing uses them.
 	statusFile     *status.Writer
@@ -182,12 +210,27 @@ func (a *agent) snapshot() status.Status {
 	s.Containment = a.containment
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
+	s.Inputs = a.inputs()
 	s.FDs = procfs.Descriptors()
 	s.Goroutines = runtime.NumGoroutine()
 	if a.state == child.StateStopped {
 		s.State = string(child.StateStopped)
 	}
 	return s
+}
+
+// inputs identifies the input FIFOs served now, for the status file.
+func (a *agent) inputs() map[string]status.FIFO {
+	var m map[string]status.FIFO
+	for _, role := range []string{follow.RoleIn, follow.RoleAsk} {
+		if id, ok := a.roles.Current(role); ok {
+			if m == nil {
+				m = map[string]status.FIFO{}
+			}
+			m[role] = status.FIFO{Dev: id.Dev, Ino: id.Ino, Btime: id.Btime}
+		}
+	}
+	return m
 }
 
 func (a *agent) setState(st child.State) {

@@ -54,7 +54,7 @@ func (a *agent) conversation() *conversation.Config {
 	cfg := a.cfg
 	return &conversation.Config{Prompt: cfg.Prompt, Continuation: cfg.Continuation, Settle: cfg.Settle,
 		MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep, Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm),
-		Dir: a.dir, Replies: a.replies, Created: a.addCreated}
+		Dir: a.dir, Replies: a.replies, Created: a.addCreated, Roles: a.roles}
 }
 
 // warnPromptUnseen warns, once at start, of a conversation that cannot

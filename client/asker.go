@@ -88,7 +88,7 @@ func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
 		return nil, err
 	}
 	if a.reply, err = makeReply(d); err == nil {
-		a.in, err = openInput(d, askName)
+		a.in, err = openInput(context.Background(), d, askName, a.reply.key)
 	}
 	if err != nil {
 		a.release()

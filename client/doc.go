@@ -44,6 +44,13 @@
 //     writes it nowhere another user could read it (see replyKey): it
 //     refuses, writing nothing, when the input FIFO may be read by users
 //     other than the agent's, or replies/ may not be the agent's.
+//   - Send and Ask write a request only into the FIFO the agent serves
+//     under the name written to (DIR/in, DIR/ask): the agent's status
+//     file, written by the agent's user alone, names it by inode, and it
+//     is compared on the descriptor written to (see openInput). They wait
+//     up to servedPatience for it, then refuse, writing nothing. Where
+//     others may make entries in DIR, the FIFO must also be the agent's
+//     user's and unreadable by others, whoever the agent is.
 //   - Options.Args are the request's args, in order, as given.
 //   - The request is written as "\n" + line: an unterminated fragment an
 //     earlier writer left in the input FIFO ends there instead of

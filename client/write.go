@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -29,36 +28,20 @@ const lockPoll = 5 * time.Millisecond
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
 // writeRequest writes line, which names reply, to the input FIFO in (a
-// name in dir) as one piece, once reply's key allows it on that FIFO (replyKey.checkInput).
+// name in dir) as one piece, once reply's key allows it on that FIFO and
+// it is the FIFO the agent serves under that name (openInput).
 // A line of at most PipeBuf bytes is one atomic write(2). A longer one is
 // written under an exclusive flock on the FIFO, so that two long lines do
 // not interleave; it waits at most LockPatience for that lock, so that
 // nobody holding it can stall a send.
 func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
-	w, err := openInput(dir, inName)
+	w, err := openInput(ctx, dir, inName, reply.key)
 	if err != nil {
 		return err
 	}
 	defer w.Close() // closing w releases the lock
-	if err := reply.key.checkInput(w, dir.Join(inName)); err != nil {
-		return err
-	}
 	_, err = writeLine(ctx, w, dir.Join(inName), line)
 	return err
-}
-
-// openInput opens the input FIFO in (a name in dir) for writing, without
-// waiting: no reader is ErrNoAgent.
-func openInput(dir *sharedir.Dir, inName string) (*os.File, error) {
-	in := dir.Join(inName) // for messages
-	w, err := fifo.OpenWriterNowAt(dir, inName)
-	switch {
-	case errors.Is(err, fifo.ErrNoReader):
-		return nil, fmt.Errorf("%w %s", ErrNoAgent, in)
-	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%w %s (it does not exist)", ErrNoAgent, in)
-	}
-	return w, err
 }
 
 // writeLine writes line to the input FIFO w (at path in) as one piece, by

@@ -29,5 +29,7 @@
 //     come and go: bytes written while nobody reads wait in the pipe buffer,
 //     and once it is full, Write waits (backpressure). Both follow their
 //     entry, through its directory's descriptor: after Reopen, bytes still
-//     buffered in the replaced FIFO are carried over.
+//     buffered in the replaced FIFO are carried over. Reopen serves a new
+//     FIFO only once its caller's check accepted it, looked at on the very
+//     descriptor that will be used (Stat tells what an end uses now).
 package fifo

@@ -27,6 +27,8 @@ type endpoint struct {
 	retired []*os.File // replaced FIFOs, oldest first, until emptied
 	closed  bool
 	woken   bool // Wake is in force: every current file gets a past deadline
+	// release, if set, is told of every FIFO the end lets go of (SetRelease).
+	release func(Info)
 }
 
 // openAt opens the FIFO name of d as e; with ownDir, d is closed with e,
@@ -58,13 +60,25 @@ func (e *endpoint) current() (*os.File, error) {
 	return e.cur, nil
 }
 
+// Describe describes the FIFO the end uses now, from its descriptor.
+func (e *endpoint) Describe() (Info, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return Info{}, ErrClosed
+	}
+	return Describe(e.cur)
+}
+
 // Reopen makes the end follow its path again after the entry changed. If the
-// path names a different FIFO than the open one, that FIFO is opened and used
-// from now on; if the path is missing and create is set, a FIFO is made there
-// with mode perm first. An entry that is not a FIFO is reported and the open
-// FIFO stays in use. changed says whether a new FIFO was opened, created
-// whether this call made it.
-func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool, err error) {
+// path names a different FIFO than the open one, that FIFO is opened and,
+// unless accept (when set) refuses it, looked at on the descriptor just
+// opened, used from now on; if the path is missing and create is set, a
+// FIFO is made there with mode perm first. An entry that is not a FIFO,
+// or one accept refuses, is reported and the open FIFO stays in use.
+// changed says whether a new FIFO was opened, created whether this call
+// made it.
+func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error) (changed, created bool, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -90,6 +104,16 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode) (changed, created bool,
 	if err != nil {
 		return false, created, err
 	}
+	if accept != nil {
+		i, err := Describe(f)
+		if err == nil {
+			err = accept(i)
+		}
+		if err != nil {
+			f.Close()
+			return false, created, fmt.Errorf("reopen fifo %s: %w", e.Path(), err)
+		}
+	}
 	pipeio.Grow(f)
 	old := e.cur
 	e.cur = f
@@ -112,14 +136,35 @@ func (e *endpoint) oldest() *os.File {
 	return e.retired[0]
 }
 
+// SetRelease has fn told of every FIFO the end closes for good, a
+// replaced one once emptied and every one at Close, with its description
+// taken just before (Nlink 0: no name is left, so once closed it is
+// gone, and its inode number may be given to a new file).
+func (e *endpoint) SetRelease(fn func(Info)) {
+	e.mu.Lock()
+	e.release = fn
+	e.mu.Unlock()
+}
+
+// letGo closes f, one of the end's FIFOs, for good, telling release first.
+func letGo(f *os.File, release func(Info)) error {
+	if release != nil {
+		if i, err := Describe(f); err == nil {
+			release(i)
+		}
+	}
+	return f.Close()
+}
+
 // retire closes f, the oldest replaced FIFO, once it is empty.
 func (e *endpoint) retire(f *os.File) {
 	e.mu.Lock()
 	if len(e.retired) > 0 && e.retired[0] == f {
 		e.retired = e.retired[1:]
 	}
+	release := e.release
 	e.mu.Unlock()
-	f.Close()
+	letGo(f, release)
 }
 
 // closeAll marks the end closed and closes every file, which wakes a blocked
@@ -144,11 +189,11 @@ func (e *endpoint) closeDrain(drain bool) ([]byte, error) {
 			left = append(left, Drain(f)...)
 		}
 		if f != e.cur {
-			f.Close()
+			letGo(f, e.release)
 		}
 	}
 	e.retired = nil
-	err := e.cur.Close()
+	err := letGo(e.cur, e.release)
 	if e.ownDir {
 		e.dir.Close()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func TestFollowReplacement(t *testing.T) {
 		require.NoError(t, os.Remove(p))
 		_, err = Make(p, 0o600)
 		require.NoError(t, err)
-		changed, created, err := src.Reopen(false, 0)
+		changed, created, err := src.Reopen(false, 0, nil)
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.False(t, created)
@@ -170,7 +171,7 @@ func TestFollowReplacement(t *testing.T) {
 		_, err = sink.Write([]byte("old "))
 		require.NoError(t, err)
 		require.NoError(t, os.Remove(p))
-		changed, created, err := sink.Reopen(true, 0o600)
+		changed, created, err := sink.Reopen(true, 0o600, nil)
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.True(t, created, "a missing FIFO is made again")
@@ -184,6 +185,35 @@ func TestFollowReplacement(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "old new", string(got))
 	})
+	t.Run("a FIFO accept refuses is not served", func(t *testing.T) {
+		p := newFIFO(t)
+		checkLeaks(t)
+		src, err := OpenSource(p)
+		require.NoError(t, err)
+		defer src.Close()
+		was, err := src.Describe()
+		require.NoError(t, err)
+		require.NoError(t, os.Rename(p, p+".old"))
+		_, err = Make(p, 0o600)
+		require.NoError(t, err)
+		refused := errors.New("refused")
+		var seen Info
+		changed, _, err := src.Reopen(false, 0, func(i Info) error { seen = i; return refused })
+		require.ErrorIs(t, err, refused)
+		require.False(t, changed)
+		var now unix.Stat_t
+		require.NoError(t, unix.Stat(p, &now))
+		require.Equal(t, now.Ino, seen.Ino, "accept sees the FIFO that would be served")
+		require.False(t, seen.Same(was.ID))
+		i, err := src.Describe()
+		require.NoError(t, err)
+		require.True(t, i.Same(was.ID), "the old FIFO stays in use")
+		writeTo(t, p+".old", "old")
+		got := make([]byte, 3)
+		_, err = io.ReadFull(src, got)
+		require.NoError(t, err)
+		require.Equal(t, "old", string(got))
+	})
 	t.Run("a regular file in its place is refused", func(t *testing.T) {
 		p := newFIFO(t)
 		checkLeaks(t)
@@ -192,7 +222,7 @@ func TestFollowReplacement(t *testing.T) {
 		defer src.Close()
 		require.NoError(t, os.Remove(p))
 		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
-		_, _, err = src.Reopen(true, 0o600)
+		_, _, err = src.Reopen(true, 0o600, nil)
 		require.ErrorIs(t, err, ErrNotFIFO)
 		b, _ := os.ReadFile(p)
 		require.Equal(t, "x", string(b))
@@ -279,7 +309,7 @@ func TestReplacedTwice(t *testing.T) {
 			writeTo(t, p, s)
 			if s != "C" {
 				replace(t, p)
-				_, _, err := src.Reopen(false, 0)
+				_, _, err := src.Reopen(false, 0, nil)
 				require.NoError(t, err)
 			}
 		}
@@ -298,7 +328,7 @@ func TestReplacedTwice(t *testing.T) {
 			_, err := sink.Write([]byte(s))
 			require.NoError(t, err)
 			replace(t, p)
-			_, _, err = sink.Reopen(false, 0)
+			_, _, err = sink.Reopen(false, 0, nil)
 			require.NoError(t, err)
 		}
 		require.NoError(t, sink.CarryOver(), "bytes move without waiting for the next Write")

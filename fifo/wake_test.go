@@ -41,7 +41,7 @@ func TestWakeSurvivesReopen(t *testing.T) {
 	_, err = Make(p, 0o600)
 	require.NoError(t, err)
 	src.Wake()
-	_, _, err = src.Reopen(false, 0)
+	_, _, err = src.Reopen(false, 0, nil)
 	require.NoError(t, err)
 	select {
 	case err := <-done:

@@ -16,6 +16,10 @@
 //   - Read, Check and AgentAlive need only permission to enter DIR and read
 //     the two files, never to list DIR, nor to be root. ReadAt and
 //     AgentAliveAt do the same through a DIR a client entered once.
+//   - ReadOwnedAt reads the file only when the agent's user wrote it: a
+//     regular file of that user that nobody else may write, checked on
+//     the descriptor read. Status.Inputs, which it then holds, names the
+//     input FIFOs the agent serves.
 //   - Lock holds an exclusive flock on DIR/lock while the agent runs;
 //     AgentAlive tells from any PID namespace whether one does. The shared
 //     lock it takes to ask lasts microseconds, and Lock tries again for

@@ -25,6 +25,14 @@ type Status struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	In        string    `json:"in"`
 	Out       string    `json:"out"`
+	// Inputs names the input FIFOs the agent serves now, by what they
+	// are: "in" (-in) and, with -prompt, "ask". Send and ask check that
+	// the FIFO they opened to write a request into is that very FIFO, so
+	// that nobody who renamed DIR's entries (swapped DIR/in and DIR/ask)
+	// can have a request read as something else. The agent rewrites the
+	// file as soon as it serves another FIFO, and never serves a FIFO of
+	// its own user as anything but what it first served it as.
+	Inputs map[string]FIFO `json:"inputs,omitempty"`
 	// Containment is "cgroup" when every child runs in a cgroup of its
 	// own, "tree" when stops rely on the process tree alone.
 	Containment string `json:"containment,omitempty"`
@@ -38,6 +46,18 @@ type Status struct {
 	Tee *Tee `json:"tee,omitempty"`
 	// Transcript counts the output FIFO's bytes with -prompt.
 	Transcript *Transcript `json:"transcript,omitempty"`
+}
+
+// FIFO identifies a FIFO (see fifo.ID): the device and inode numbers of
+// its file system, and its birth time in nanoseconds since the epoch
+// where the file system keeps one. A client compares the inode number
+// and, where both know one, the birth time, which tells a FIFO from a
+// later one given the same inode number; the device number, which
+// another mount of the file system may show otherwise, is for people.
+type FIFO struct {
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	Btime int64  `json:"btime,omitempty"`
 }
 
 // Tee counts the bytes of the child's output that -tee copied to the
@@ -286,4 +306,39 @@ func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// maxFile bounds what ReadOwnedAt reads: a status file is a few hundred
+// bytes.
+const maxFile = 1 << 20
+
+// ReadOwnedAt reads the status file name of d as ReadAt does, but only
+// when the agent of user uid wrote it: a regular file of uid that no
+// other user may write (FileMode gives it no group or other write), which
+// is checked on the descriptor read, before anything is. Where others may
+// write DIR, whoever put a file of their own there cannot have it taken
+// for the agent's.
+func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
+	var s Status
+	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
+	if err != nil {
+		return s, fmt.Errorf("read status: %w", err)
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
+	}
+	if st.Uid != uid || st.Mode&0o022 != 0 {
+		return s, fmt.Errorf("read status %s: it belongs to uid %d (mode %04o), not to the agent's user (uid %d) alone",
+			d.Join(name), st.Uid, st.Mode&0o7777, uid)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFile))
+	if err != nil {
+		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
+	}
+	return s, nil
 }

@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
@@ -22,6 +23,9 @@ func (c *Conversation) serveAsks() {
 		return
 	}
 	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
+	if err == nil {
+		err = c.claim(src)
+	}
 	if err != nil {
 		cfg.Log.Warn("cannot serve the ask fifo; nobody can ask", "err", err)
 		return
@@ -29,8 +33,8 @@ func (c *Conversation) serveAsks() {
 	c.asks = src
 	ctx, stop := context.WithCancel(context.Background())
 	c.stopFollow = stop
-	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true}}
-	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created}
+	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
+	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.readAsks(src) }()
 	go func() { defer c.wg.Done(); follow.Ends(ctx, ends, o) }()
@@ -40,6 +44,23 @@ func (c *Conversation) serveAsks() {
 		// its read end: the sweep takes only FIFOs nobody reads.
 		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
 	}()
+}
+
+// claim records src as DIR/ask in cfg.Roles, when set, and has the status
+// file say so; src is closed when another of the agent's ends serves, or
+// served, its FIFO.
+func (c *Conversation) claim(src *fifo.Source) error {
+	if c.cfg.Roles == nil {
+		return nil
+	}
+	if err := c.cfg.Roles.Serve(follow.RoleAsk, src); err != nil {
+		src.Close()
+		return fmt.Errorf("serve fifo %s: %w", c.cfg.Dir.Join(AskName), err)
+	}
+	if c.cfg.Poke != nil {
+		c.cfg.Poke()
+	}
+	return nil
 }
 
 // readAsks reads ask lines from src until it is closed, and queues each

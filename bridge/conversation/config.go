@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -57,6 +58,10 @@ type Config struct {
 	// Created is told of every FIFO made again (DIR/ask), to be removed
 	// at exit.
 	Created func(d *sharedir.Dir, name string)
+	// Roles, if set, is what the agent's FIFO ends serve: DIR/ask is
+	// recorded there (the status file names it), and no FIFO another end
+	// serves or served is served as DIR/ask.
+	Roles *follow.Roles
 
 	Log *slog.Logger
 	// Poke, if set, is told whenever the status changed.

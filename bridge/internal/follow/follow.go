@@ -3,7 +3,9 @@
 // (an input FIFO that users other than the agent's may read is named in
 // the log), and with -create a missing one is made again, with its End's
 // mode. Entries are looked at through their directory's descriptor, never
-// following a link.
+// following a link. A FIFO of the agent's user serves one end for the
+// agent's life (Roles): one that another end serves or served is not
+// taken, whatever its name now.
 package follow
 
 import (
@@ -35,7 +37,7 @@ const remakeDelay = time.Second
 
 // Reopener is a FIFO end that follows its path: fifo.Source and fifo.Sink.
 type Reopener interface {
-	Reopen(create bool, perm os.FileMode) (changed, created bool, err error)
+	Reopen(create bool, perm os.FileMode, accept func(fifo.Info) error) (changed, created bool, err error)
 }
 
 // End is one FIFO end and the entry, name in Dir, that it follows; Path
@@ -50,6 +52,8 @@ type End struct {
 	// Input says the FIFO carries requests: a new one that users other
 	// than the agent's may read is named in the log.
 	Input bool
+	// Role is what the end serves (RoleIn, RoleOut, RoleAsk), for Roles.
+	Role string
 }
 
 // Options says how Ends remakes and reports.
@@ -62,6 +66,11 @@ type Options struct {
 	// Created, if set, is told of every FIFO made again, to be removed at
 	// exit.
 	Created func(d *sharedir.Dir, name string)
+	// Roles, if set, must accept every FIFO an end takes (Roles.Claim),
+	// and Changed, if set, is told after an end took one: the status file
+	// names the input FIFOs served.
+	Roles   *Roles
+	Changed func()
 }
 
 // Ends keeps each end on the FIFO its entry names until ctx is done: a
@@ -75,7 +84,14 @@ func Ends(ctx context.Context, ends []End, o Options) {
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
 	reopen := func(f End, create bool) {
-		changed, made, err := f.FIFO.Reopen(create, f.Mode)
+		var accept func(fifo.Info) error
+		if o.Roles != nil {
+			accept = func(i fifo.Info) error { return o.Roles.Claim(f.Role, i) }
+		}
+		changed, made, err := f.FIFO.Reopen(create, f.Mode, accept)
+		if made && o.Created != nil {
+			o.Created(f.Dir, f.Name) // even if not served: it is the agent's to remove
+		}
 		switch {
 		case err != nil && !errors.Is(err, fifo.ErrClosed):
 			if !reported[f.Path] {
@@ -85,6 +101,9 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			return
 		case changed:
 			o.Log.Info("fifo replaced; serving the new one", "path", f.Path, "created", made)
+			if o.Changed != nil {
+				o.Changed()
+			}
 			warnReaders(o.Log, f)
 			if o.Sink != nil && f.FIFO == Reopener(o.Sink) {
 				// Output waiting in the old FIFO moves now, not with the
@@ -94,9 +113,6 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			}
 		}
 		reported[f.Path] = false
-		if made && o.Created != nil {
-			o.Created(f.Dir, f.Name)
-		}
 	}
 
 	t := time.NewTicker(followInterval)

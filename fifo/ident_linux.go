@@ -1,0 +1,63 @@
+package fifo
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ID identifies a FIFO over time: the device and inode numbers of its
+// file system, and its birth time (nanoseconds since the epoch) where the
+// file system keeps one, else 0. An inode number alone is given to a new
+// file once the FIFO that had it is gone; the birth time tells them apart.
+type ID struct {
+	Dev, Ino uint64
+	Btime    int64
+}
+
+// Same says whether a and b are one FIFO: the same inode number, and
+// the same birth time where both know one. The device numbers are not
+// compared: two views of one file system (a container's mount and the
+// host's) may show different ones, and a FIFO of one directory is on its
+// file system (rename and link stay within one).
+func (a ID) Same(b ID) bool {
+	return a.Ino == b.Ino && (a.Btime == 0 || b.Btime == 0 || a.Btime == b.Btime)
+}
+
+// Info describes a FIFO, from its descriptor.
+type Info struct {
+	ID
+	Uid   uint32 // its owner
+	Mode  uint32 // its type and permission bits, as st_mode
+	Nlink uint32 // its names: 0 when none is left
+}
+
+// OthersMayRead is OthersMayRead of the FIFO i describes.
+func (i Info) OthersMayRead(uid int) bool {
+	return OthersMayRead(&unix.Stat_t{Uid: i.Uid, Mode: i.Mode}, uid)
+}
+
+// Describe describes the open file f with statx(2) on its descriptor.
+func Describe(f *os.File) (Info, error) {
+	rc, err := f.SyscallConn() // not Fd(): that would make f blocking
+	if err != nil {
+		return Info{}, err
+	}
+	var stx unix.Statx_t
+	var serr error
+	cerr := rc.Control(func(fd uintptr) {
+		serr = unix.Statx(int(fd), "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	})
+	if err := errors.Join(cerr, serr); err != nil {
+		return Info{}, &os.PathError{Op: "statx", Path: f.Name(), Err: err}
+	}
+	i := Info{
+		ID:  ID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino},
+		Uid: stx.Uid, Mode: uint32(stx.Mode), Nlink: stx.Nlink,
+	}
+	if stx.Mask&unix.STATX_BTIME != 0 {
+		i.Btime = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
+	}
+	return i, nil
+}
