@@ -10,12 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
 // pipe is atomic, so it needs no lock to stay in one piece.
-const PipeBuf = 4096
+const PipeBuf = protocol.PipeBuf
 
 // LockPatience is how long a write larger than PipeBuf waits for the
 // exclusive flock on the input FIFO before it fails.
@@ -28,12 +29,16 @@ const lockPoll = 5 * time.Millisecond
 // take the input FIFO's lock within LockPatience.
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
-// writeRequest writes line, which names reply, to the input FIFO in (a
-// name in dir) as one piece, once reply's key allows it on that FIFO (replyKey.checkInput).
-// A line of at most PipeBuf bytes is one atomic write(2). A longer one is
-// written under an exclusive flock on the FIFO, so that two long lines do
-// not interleave; it waits at most LockPatience for that lock, so that
-// nobody holding it can stall a send.
+// writeRequest writes line (protocol.WireLine's), which names reply, to
+// the input FIFO in (a name in dir), once reply's key allows it on that
+// FIFO (replyKey.checkInput). A line of at most PipeBuf bytes is one
+// atomic write(2). A longer one is sealed and whole pieces of PipeBuf
+// bytes, each written with one atomic write(2), under an exclusive flock
+// on the FIFO, so that two long lines of senders who take it do not
+// interleave; it waits at most LockPatience for that lock, so that nobody
+// holding it can stall a send. A writer who does not take the lock can
+// still put bytes between two pieces, but only between them: the agent
+// then refuses the line (see protocol.WireLine).
 func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
 	in := dir.Join(inName) // for messages
 	w, err := fifo.OpenWriterNowAt(dir, inName)
@@ -57,7 +62,7 @@ func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []
 			return err
 		}
 	}
-	n, err := w.Write(line)
+	n, err := writePieces(w, line)
 	if err != nil && n > 0 {
 		// Cancelled halfway: a cut line would swallow the next sender's
 		// request, so the line is finished, or at least ended, first.
@@ -104,12 +109,28 @@ func lock(ctx context.Context, w *os.File, in string) error {
 	}
 }
 
+// writePieces writes line in writes of at most PipeBuf bytes, each of
+// which the kernel puts in the pipe whole, and returns how much of line
+// was written.
+func writePieces(w *os.File, line []byte) (int, error) {
+	n := 0
+	for n < len(line) {
+		m, err := w.Write(line[n:min(len(line), n+PipeBuf)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // finishLine writes the rest of a request line cut short, giving it a
-// moment; if the agent does not take it, it writes just the newline, so
-// that only this request is refused as malformed.
+// moment, in pieces as writeRequest does, so that none of it can pass for
+// a line of another writer's; if the agent does not take it, it writes
+// just the newline, so that only this request is refused.
 func finishLine(w *os.File, rest []byte) {
 	w.SetWriteDeadline(time.Now().Add(finishPatience))
-	if _, err := w.Write(rest); err == nil {
+	if _, err := writePieces(w, rest); err == nil {
 		return
 	}
 	w.SetWriteDeadline(time.Now().Add(finishPatience))
