@@ -82,7 +82,8 @@ func TestSealRefusesSplices(t *testing.T) {
 	for _, insert := range []string{
 		`","reply":"att","x":"`, // a duplicate reply
 		`","REPLY":"att","x":"`, // the same, as encoding/json matches keys
-		"\nINJECTED\"}\n{\"id\":\"q\",\"reply\":\"att\",\"stdin\":\"", // a split line
+		`\nINJECTED"}` + "\n" + `{"id":"q","reply":"att","stdin":"`,   // a split line, the attacker's text in the victim's
+		"\nINJECTED\"}\n{\"id\":\"q\",\"reply\":\"att\",\"stdin\":\"", // a line cut
 		"\n",          // the victim's pieces as plain lines
 		"\nx\n",       // the same
 		"\n{\"x\":\"", // a line of the attacker's own around them

@@ -20,7 +20,8 @@ import (
 func TestSplicedAsksRefused(t *testing.T) {
 	for name, insert := range map[string]string{
 		"duplicate reply": `","reply":"att","x":"`,
-		"split line":      "\nINJECTED\"}\n{\"id\":\"q\",\"reply\":\"att\",\"input\":\"",
+		"split line":      `\nINJECTED"}` + "\n" + `{"id":"q","reply":"att","input":"`,
+		"cut line":        "\nINJECTED\n" + `{"id":"q","reply":"att","input":"`,
 		"pieces as lines": "\n",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -52,7 +52,8 @@ func requireNothingRead(t *testing.T, f *os.File, who string) {
 func TestExecSplicedLinesRefused(t *testing.T) {
 	for name, insert := range map[string]string{
 		"duplicate reply": `","reply":"att","x":"`,
-		"split line":      "\nINJECTED\"}\n{\"id\":\"q\",\"reply\":\"att\",\"stdin\":\"",
+		"split line":      `\nINJECTED"}` + "\n" + `{"id":"q","reply":"att","stdin":"`,
+		"cut line":        "\nINJECTED\n" + `{"id":"q","reply":"att","stdin":"`,
 		"pieces as lines": "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
