@@ -40,8 +40,8 @@
 //     earlier writer left in the input FIFO ends there instead of
 //     swallowing the request. A write of at most PIPE_BUF bytes takes no
 //     lock (the kernel makes it atomic); a larger one is sealed and padded
-//     to whole pieces of PIPE_BUF bytes (protocol.WireLine), written one
-//     atomic write(2) each, and waits at most LockPatience for the
+//     to whole pieces of PIPE_BUF bytes (protocol.WireLine), which Linux
+//     splits only between pieces, and waits at most LockPatience for the
 //     exclusive flock on the input FIFO. A writer who ignores the lock and
 //     puts bytes between two pieces gets the line refused, neither run
 //     with its own reply or text nor leaking a piece: the agent removes

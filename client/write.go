@@ -31,14 +31,19 @@ var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
 // writeRequest writes line (protocol.WireLine's), which names reply, to
 // the input FIFO in (a name in dir), once reply's key allows it on that
-// FIFO (replyKey.checkInput). A line of at most PipeBuf bytes is one
-// atomic write(2). A longer one is sealed and whole pieces of PipeBuf
-// bytes, each written with one atomic write(2), under an exclusive flock
-// on the FIFO, so that two long lines of senders who take it do not
-// interleave; it waits at most LockPatience for that lock, so that nobody
-// holding it can stall a send. A writer who does not take the lock can
-// still put bytes between two pieces, but only between them: the agent
-// then refuses the line (see protocol.WireLine).
+// FIFO (replyKey.checkInput), with one write(2). A line of at most PipeBuf
+// bytes is atomic. A longer one is sealed and whole pieces of PipeBuf
+// bytes, and is written under an exclusive flock on the FIFO, so that two
+// long lines of senders who take it do not interleave; it waits at most
+// LockPatience for that lock, so that nobody holding it can stall a send.
+// Linux splits a write to a pipe only where the pipe is full, and then
+// only between pages (of PipeBuf bytes, or a multiple) counted from the
+// start of a write whose length is a multiple of PipeBuf: another writer,
+// one without the lock or a short request, which takes none, can put
+// bytes only between two pieces, and the agent then refuses the line
+// (see protocol.WireLine). One write(2), not one per piece: the kernel
+// splits nothing while the pipe has room, and short requests, which take
+// no lock, would come between pieces written one by one.
 func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
 	in := dir.Join(inName) // for messages
 	w, err := fifo.OpenWriterNowAt(dir, inName)
@@ -62,7 +67,7 @@ func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []
 			return err
 		}
 	}
-	n, err := writePieces(w, line)
+	n, err := w.Write(line)
 	if err != nil && n > 0 {
 		// Cancelled halfway: a cut line would swallow the next sender's
 		// request, so the line is finished, or at least ended, first.
@@ -109,28 +114,13 @@ func lock(ctx context.Context, w *os.File, in string) error {
 	}
 }
 
-// writePieces writes line in writes of at most PipeBuf bytes, each of
-// which the kernel puts in the pipe whole, and returns how much of line
-// was written.
-func writePieces(w *os.File, line []byte) (int, error) {
-	n := 0
-	for n < len(line) {
-		m, err := w.Write(line[n:min(len(line), n+PipeBuf)])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
 // finishLine writes the rest of a request line cut short, giving it a
-// moment, in pieces as writeRequest does, so that none of it can pass for
-// a line of another writer's; if the agent does not take it, it writes
-// just the newline, so that only this request is refused.
+// moment; if the agent does not take it, it writes just the newline, so
+// that only this request is refused. The rest of a sealed line is whole
+// pieces: the kernel splits it as writeRequest's write.
 func finishLine(w *os.File, rest []byte) {
 	w.SetWriteDeadline(time.Now().Add(finishPatience))
-	if _, err := writePieces(w, rest); err == nil {
+	if _, err := w.Write(rest); err == nil {
 		return
 	}
 	w.SetWriteDeadline(time.Now().Add(finishPatience))

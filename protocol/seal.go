@@ -14,8 +14,11 @@ import (
 // waits for room, any other writer of the input FIFO (flock holds back
 // only the writers that take it) can put bytes between two of its pieces,
 // and so splice a line of its own into another's, or frame another's
-// pieces as a line of its own. So a line longer than MaxUnsealed bytes
-// must prove that it is whole: it begins with its seal,
+// pieces as a line of its own. Linux cuts a write into pieces only where
+// the pipe is full, and only between pages counted from the write's start
+// (PipeBuf bytes, or a multiple), when its length is a multiple of
+// PipeBuf. So a line longer than MaxUnsealed bytes must prove that it is
+// whole: it begins with its seal,
 //
 //	{"size":N,"sha256":"HEX",...
 //
@@ -23,9 +26,9 @@ import (
 // SHA-256, in lower-case hex, of every byte after the seal's closing
 // quote up to the newline. WireLine writes it so that:
 //
-//   - the seal, the id and the reply lie in the line's first piece, one
-//     atomic write that begins with a newline: whatever another writer
-//     did, a line that begins with that piece is its writer's own;
+//   - the seal, the id and the reply lie in the line's first piece, which
+//     begins with a newline: whatever another writer did, a line that
+//     begins with that piece is its writer's own;
 //   - a piece put into the line, or the line cut short, changes its
 //     length and its digest;
 //   - every piece is PipeBuf bytes (the line is padded with spaces), so
@@ -125,9 +128,10 @@ func hexDigest(sum [sha256.Size]byte) []byte {
 // earlier writer left unterminated ends there (the reader skips the blank
 // line that is left when there is none), then the line and its newline.
 // When that is more than PipeBuf bytes, the line is sealed and padded with
-// spaces to a multiple of PipeBuf bytes, to be written in writes of
-// exactly PipeBuf bytes each (every one atomic): an unsealed line (at most
-// MaxUnsealed bytes) can then never hold one of its pieces whole.
+// spaces to a multiple of PipeBuf bytes, to be written with one write(2)
+// (or, after a partial write, one for the rest), which Linux cuts only
+// between pieces of PipeBuf bytes: an unsealed line (at most MaxUnsealed
+// bytes) can then never hold one of its pieces whole.
 func WireLine(obj []byte) []byte {
 	if len(obj) <= MaxUnsealed {
 		b := make([]byte, 0, len(obj)+2)
