@@ -16,7 +16,8 @@ import (
 var ErrNoAgent = errors.New("no agent is reading")
 
 // ErrAgentGone is returned by Send when the agent went away before the
-// request's exit frame: it died, or a stop gave the request's frames up.
+// request's exit frame: it died, or it gave the request's frames up (a
+// stop, or a reply FIFO that took nothing for its -stop-timeout).
 var ErrAgentGone = errors.New("the agent went away")
 
 // ErrUnanswerable is returned by Send and Ask when the agent will not
