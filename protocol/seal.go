@@ -74,7 +74,7 @@ func checkSeal(line []byte) error {
 	}
 	size, rest, ok := parseSeal(line)
 	if !ok {
-		return fmt.Errorf(`%w: its seal is malformed: want {"size":N,"sha256":"64 lower-case hex digits",...`, ErrDamaged)
+		return fmt.Errorf(`%w: its seal is malformed: want {"size":N,"sha256":"HEX" first, HEX 64 lower-case hex digits`, ErrDamaged)
 	}
 	if size != len(line) {
 		return fmt.Errorf("%w: it has %d bytes, its seal says %d", ErrDamaged, len(line), size)

@@ -77,7 +77,7 @@ func (w *frames) write(frame []byte) {
 func (w *frames) leave(err error) {
 	w.leftOnce.Do(func() {
 		w.left.Store(true)
-		reason := err.Error()
+		var reason string
 		switch {
 		case w.reply == nil && errors.Is(err, errNobodyReads):
 			w.log.Warn("giving up on a request's frames: the output fifo has taken nothing", "id", w.id, "after", w.rule.Patience())
