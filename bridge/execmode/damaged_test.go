@@ -112,3 +112,25 @@ func TestExecSealedLineServed(t *testing.T) {
 	}
 	require.Equal(t, 100_000, got)
 }
+
+// A damaged line that names a reply FIFO a running request holds (a
+// client that uses one reply FIFO for many requests) leaves it alone: the
+// running request goes on and gets its frames.
+func TestExecDamagedLineLeavesAHeldReply(t *testing.T) {
+	g := startEngine(t, `read x; echo "$x"; exec sleep 30`, nil)
+	shared := g.replyFIFO("shared")
+	g.write(`{"id":"long","reply":"shared","stdin":"started\n","timeout":"1s"}` + "\n")
+	r := bufio.NewReader(shared)
+	shared.SetReadDeadline(time.Now().Add(10 * time.Second))
+	require.Equal(t, protocol.FrameStart, frame(t, r).Type)
+	out := frame(t, r)
+	require.Equal(t, "started\n", string(out.Bytes()))
+	wire := sealed(`{"id":"other","reply":"shared","stdin":"` + strings.Repeat("s", 10_000) + `"}`)
+	g.write(wire[:protocol.PipeBuf] + "\n" + wire[protocol.PipeBuf:])
+	require.Eventually(t, func() bool { return g.e.rejected.Load() >= 1 }, 10*time.Second, 5*time.Millisecond)
+	_, err := os.Lstat(filepath.Join(g.dir, "replies", "shared"))
+	require.NoError(t, err, "the reply FIFO of a running request was removed")
+	f := frame(t, r)
+	require.Equal(t, protocol.FrameExit, f.Type)
+	require.True(t, f.TimedOut, "the running request ended by its time limit, not canceled: %+v", f)
+}
