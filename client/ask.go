@@ -1,9 +1,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -97,9 +95,8 @@ func unreadyNote(dir *sharedir.Dir) string {
 	return s.Child.Turn.Unready.Message(time.Now())
 }
 
-// askLine encodes one ask as it is written to DIR/ask: a newline first,
-// so that a fragment an earlier writer left ends there, then the JSON
-// object and its newline.
+// askLine encodes one ask as it is written to DIR/ask, as requestLine
+// encodes a request.
 func askLine(id, reply string, o AskOptions) ([]byte, error) {
 	a := protocol.Ask{ID: id, Reply: reply, Input: string(o.Input)}
 	if o.Limit > 0 {
@@ -108,13 +105,7 @@ func askLine(id, reply string, o AskOptions) ([]byte, error) {
 	if o.Quiet > 0 {
 		a.Quiet = o.Quiet.String()
 	}
-	b := bytes.NewBufferString("\n")
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(a); err != nil {
-		return nil, fmt.Errorf("encode ask: %w", err)
-	}
-	return b.Bytes(), nil
+	return encodeLine(a)
 }
 
 // refuseNoConversation fails when the agent serving dir cannot hold a

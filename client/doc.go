@@ -55,8 +55,14 @@
 //   - The request is written as "\n" + line: an unterminated fragment an
 //     earlier writer left in the input FIFO ends there instead of
 //     swallowing the request. A write of at most PIPE_BUF bytes takes no
-//     lock (the kernel makes it atomic); a larger one waits at most
-//     LockPatience for the exclusive flock on the input FIFO.
+//     lock (the kernel makes it atomic); a larger one is sealed and padded
+//     to whole pieces of PIPE_BUF bytes (protocol.WireLine), which Linux
+//     splits only between pieces, and waits at most LockPatience for the
+//     exclusive flock on the input FIFO. A writer who ignores the lock and
+//     puts bytes between two pieces gets the line refused, neither run
+//     with its own reply or text nor leaking a piece: the agent removes
+//     the reply FIFO the line's first piece names, and Send and Ask end
+//     at once with ErrUnanswerable.
 //   - An agent that is stopping is not an agent that died: a request it
 //     runs still gets its frames, and Send relays them to the exit frame.
 //     Send reports the agent gone (ErrAgentGone) only when the agent closed

@@ -104,7 +104,8 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 
 // waitGone returns the watch's verdict once no agent serves the request,
 // or ErrUnanswerable once the agent removed the reply FIFO's name (it could
-// not open it), or nil when first is closed or ctx is done.
+// not open it, or the line came damaged), or nil when first is closed or
+// ctx is done.
 func waitGone(ctx context.Context, watch *agentWatch, reply *replyFIFO, first <-chan struct{}) error {
 	t := time.NewTicker(watchPeriod)
 	defer t.Stop()

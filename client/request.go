@@ -11,10 +11,11 @@ import (
 )
 
 // requestLine encodes one request as it is written to the input FIFO (args,
-// when there are any, in order):
-// a newline first, so that a fragment an earlier writer left unterminated
-// ends there (the agent skips the blank line that is left when there is
-// none), then the JSON object and its newline.
+// when there are any, in order), by protocol.WireLine: a newline first,
+// so that a fragment an earlier writer left unterminated ends there (the
+// agent skips the blank line that is left when there is none), then the
+// JSON object, sealed when it does not fit one atomic write, and its
+// newline.
 func requestLine(id, reply string, stdin []byte, args []string, limit time.Duration) ([]byte, error) {
 	r := protocol.Request{ID: id, Reply: reply, Args: args}
 	if utf8.Valid(stdin) {
@@ -25,13 +26,18 @@ func requestLine(id, reply string, stdin []byte, args []string, limit time.Durat
 	if limit > 0 {
 		r.Timeout = limit.String()
 	}
-	// Without HTML escaping, '<', '>' and '&' take one byte, not six, so
-	// what fits -max-request as stdin fits as a request.
-	b := bytes.NewBufferString("\n")
-	enc := json.NewEncoder(b)
+	return encodeLine(r)
+}
+
+// encodeLine encodes v, a request or an ask, as protocol.WireLine writes
+// it. Without HTML escaping, '<', '>' and '&' take one byte, not six, so
+// what fits -max-request as stdin fits as a request.
+func encodeLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode request line: %w", err)
 	}
-	return b.Bytes(), nil // Encode ends it with a newline
+	return protocol.WireLine(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }

@@ -16,12 +16,16 @@ import (
 var ErrNoAgent = errors.New("no agent is reading")
 
 // ErrAgentGone is returned by Send when the agent went away before the
-// request's exit frame: it died, or a stop gave the request's frames up.
+// request's exit frame: it died, or it gave the request's frames up (a
+// stop, or a reply FIFO that took nothing for its -stop-timeout).
 var ErrAgentGone = errors.New("the agent went away")
 
-// ErrUnanswerable is returned by Send when the agent could not open the
-// reply FIFO (it may not, or it ran out of descriptors): it says so by
-// removing the FIFO's name, and its log says why.
+// ErrUnanswerable is returned by Send and Ask when the agent will not
+// answer on the reply FIFO: it could not open it (it may not, or it ran
+// out of descriptors), or it refused the request line as damaged (another
+// writer put bytes into it, see protocol.ErrDamaged), where the reply the
+// line names may be another's. It says so by removing the FIFO's name,
+// and its log says why.
 var ErrUnanswerable = errors.New("the agent cannot answer on the reply FIFO")
 
 // RejectedError is an error frame the agent answered a request with.

@@ -257,3 +257,29 @@ func TestRequestLineArgs(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(line), "args")
 }
+
+// A request or ask that does not fit one atomic write is sealed and whole
+// pieces of PIPE_BUF bytes, and parses back to what was sent; a shorter
+// one is written as it is.
+func TestLinesSealed(t *testing.T) {
+	for _, n := range []int{1, PipeBuf - 100, PipeBuf, 100_000} {
+		stdin := bytes.Repeat([]byte("x"), n)
+		line, err := requestLine("i", "r", stdin, nil, 0)
+		require.NoError(t, err)
+		ask, err := askLine("i", "r", AskOptions{Input: stdin})
+		require.NoError(t, err)
+		for _, l := range [][]byte{line, ask} {
+			sealed := bytes.HasPrefix(l, []byte("\n{\"size\":"))
+			require.Equal(t, len(l) > PipeBuf, sealed, "%d bytes", len(l))
+			if sealed {
+				require.Zero(t, len(l)%PipeBuf, "whole pieces")
+			}
+		}
+		req, err := protocol.ParseRequest(bytes.Trim(line, "\n"))
+		require.NoError(t, err)
+		require.Equal(t, stdin, req.Stdin)
+		a, err := protocol.ParseAsk(bytes.Trim(ask, "\n"))
+		require.NoError(t, err)
+		require.Equal(t, string(stdin), a.Input)
+	}
+}

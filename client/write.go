@@ -9,12 +9,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
 // pipe is atomic, so it needs no lock to stay in one piece.
-const PipeBuf = 4096
+const PipeBuf = protocol.PipeBuf
 
 // LockPatience is how long a write larger than PipeBuf waits for the
 // exclusive flock on the input FIFO before it fails.
@@ -27,13 +28,22 @@ const lockPoll = 5 * time.Millisecond
 // take the input FIFO's lock within LockPatience.
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
-// writeRequest writes line, which names reply, to the input FIFO in (a
-// name in dir) as one piece, once reply's key allows it on that FIFO and
-// it is the FIFO the agent serves under that name (openInput).
-// A line of at most PipeBuf bytes is one atomic write(2). A longer one is
-// written under an exclusive flock on the FIFO, so that two long lines do
-// not interleave; it waits at most LockPatience for that lock, so that
-// nobody holding it can stall a send.
+// writeRequest writes line (protocol.WireLine's), which names reply, to
+// the input FIFO in (a name in dir), once reply's key allows it on that
+// FIFO and it is the FIFO the agent serves under that name (openInput),
+// with one write(2) (writeLine). A line of at most PipeBuf bytes is
+// atomic. A longer one is sealed and whole pieces of PipeBuf bytes, and is
+// written under an exclusive flock on the FIFO, so that two long lines of
+// senders who take it do not interleave; it waits at most LockPatience
+// for that lock, so that nobody holding it can stall a send. Linux splits
+// a write to a pipe only where the pipe is full, and then only between
+// pages (of PipeBuf bytes, or a multiple) counted from the start of a
+// write whose length is a multiple of PipeBuf: another writer, one without
+// the lock or a short request, which takes none, can put bytes only
+// between two pieces, and the agent then refuses the line (see
+// protocol.WireLine). One write(2), not one per piece: the kernel splits
+// nothing while the pipe has room, and short requests, which take no lock,
+// would come between pieces written one by one.
 func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
 	w, err := openInput(ctx, dir, inName, reply.key)
 	if err != nil {
@@ -114,7 +124,8 @@ func lock(ctx context.Context, w *os.File, in string) error {
 
 // finishLine writes the rest of a request line cut short, giving it a
 // moment; if the agent does not take it, it writes just the newline, so
-// that only this request is refused as malformed.
+// that only this request is refused. The rest of a sealed line is whole
+// pieces: the kernel splits it as writeRequest's write.
 func finishLine(w *os.File, rest []byte) {
 	w.SetWriteDeadline(time.Now().Add(finishPatience))
 	if _, err := w.Write(rest); err == nil {

@@ -41,12 +41,23 @@ type ParsedAsk struct {
 // ParseAsk reads one line of DIR/ask (without its newline). On error the
 // returned ask still carries the id and reply the line named, as far as
 // they could be read and are valid, so that the error reaches its sender.
+// A line that may hold another writer's bytes is refused with an error
+// that wraps ErrDamaged, as ParseRequest refuses it.
 func ParseAsk(line []byte) (ParsedAsk, error) {
 	var a ParsedAsk
+	if err := checkSeal(line); err != nil {
+		a.ID, a.Reply = SalvageHead(line)
+		return a, err
+	}
 	if err := json.Unmarshal(line, &a.Ask); err != nil {
 		a.Ask = Ask{}
 		a.ID, a.Reply = SalvageHead(line)
 		return a, fmt.Errorf("invalid ask: %s", jsonError(err))
+	}
+	if err := checkKeys(line); err != nil {
+		a.Ask = Ask{}
+		a.ID, a.Reply = SalvageHead(line)
+		return a, err
 	}
 	r := Request{ID: a.ID, Reply: a.Reply}
 	err := checkHead(&r)

@@ -45,6 +45,7 @@ func FuzzParseAsk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		a, err := ParseAsk(line)
+		requireWholeIfTaken(t, line, err)
 		if len(a.ID) > MaxIDLen {
 			t.Fatalf("id of %d bytes returned (err %v)", len(a.ID), err)
 		}
@@ -61,7 +62,7 @@ func FuzzParseAsk(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ParseAsk(back)
+		b, err := ParseAsk(lines(WireLine(back))[0])
 		if err != nil || b != a {
 			t.Fatalf("%q round-tripped to %+v, %v; want %+v", line, b, err, a)
 		}

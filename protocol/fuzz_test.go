@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,11 +29,16 @@ func FuzzParseRequest(f *testing.F) {
 		`{"cancel":"r1"}`,
 		`{"cancel":"r1","reply":"x","id":"other"}`,
 		`{"cancel":""}`,
+		`{"id":"v","reply":"vic","stdin":"a","reply":"att","x":"b"}`,
+		`{"id":"v","Reply":"vic","rEpLy":"att"}`,
+		`{"size":48,"sha256":"0000000000000000000000000000000000000000000000000000000000000000","id":"x"}`,
 	} {
 		f.Add([]byte(seed))
 	}
+	f.Add(lines(WireLine([]byte(`{"id":"big","reply":"r","stdin":"` + strings.Repeat("x", 5000) + `"}`)))[0])
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r, err := ParseRequest(line)
+		requireWholeIfTaken(t, line, err)
 		if len(r.ID) > MaxIDLen {
 			t.Fatalf("id of %d bytes returned (err %v), more than %d", len(r.ID), err, MaxIDLen)
 		}
@@ -66,6 +72,131 @@ func FuzzParseRequest(f *testing.F) {
 		id, reply := SalvageHead(line)
 		if len(id) > MaxIDLen || reply != "" && !ValidReplyName(reply) {
 			t.Fatalf("SalvageHead(%q) = %q, %q", line, id, reply)
+		}
+	})
+}
+
+// requireWholeIfTaken fails t when line was taken (err is nil) although
+// it may hold another writer's bytes: over MaxUnsealed bytes without a
+// seal that matches, or a JSON object with a key given twice (by
+// encoding/json's matching, found here with its own tokenizer).
+func requireWholeIfTaken(t *testing.T, line []byte, err error) {
+	t.Helper()
+	if err != nil {
+		return
+	}
+	if len(line) > MaxUnsealed {
+		size, rest, ok := parseSeal(line)
+		if !ok || size != len(line) || !bytes.Equal(line[len(line)-len(rest)-digestLen-1:len(line)-len(rest)-1], hexDigest(sha256.Sum256(rest))) {
+			t.Fatalf("a line of %d bytes without its seal was taken: %.100q", len(line), line)
+		}
+	}
+	if len(line) > 0 && line[0] == '{' {
+		if key, dup := duplicateByDecoder(line); dup {
+			t.Fatalf("line %q was taken, giving key %q twice", line, key)
+		}
+	}
+}
+
+// duplicateByDecoder finds a top-level key given twice in the JSON object
+// obj with encoding/json's tokenizer and bytes.EqualFold: what
+// duplicateKey finds by a quicker way.
+func duplicateByDecoder(obj []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key := tok.(string)
+		for _, k := range keys {
+			if bytes.EqualFold([]byte(k), []byte(key)) {
+				return key, true
+			}
+		}
+		keys = append(keys, key)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// FuzzDuplicateKey checks duplicateKey against encoding/json's tokenizer
+// on every object encoding/json takes.
+func FuzzDuplicateKey(f *testing.F) {
+	for _, seed := range []string{
+		`{"a":1,"A":2}`,
+		`{"a":{"a":1},"b":["a","a"],"c":"\"a\""}`,
+		`{"\u0061":1,"a":2}`,
+		`{"ſ":1,"S":2}`,
+		` { "x" : [ {"y":"}"} ] , "x" : null } `,
+		`{"\\":1,"\\\"":2}`,
+		`{"\xff":1,"\xfe":2}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(obj, &m) != nil {
+			return
+		}
+		want, wantDup := duplicateByDecoder(obj)
+		got, dup := duplicateKey(obj)
+		if dup != wantDup || dup && foldKey(got) != foldKey(want) {
+			t.Fatalf("duplicateKey(%q) = %q, %v; encoding/json's tokenizer finds %q, %v", obj, got, dup, want, wantDup)
+		}
+	})
+}
+
+// FuzzSplice checks that whatever another writer puts between two pieces
+// of a sealed line (insert, after piece at), no line the agent takes holds
+// a byte of the sealed one, and a damaged line names the sealed line's
+// reply only when it begins with the sealed line's first piece. The
+// sealed line's stdin is pattern repeated to PipeBuf+extra bytes: small
+// inputs, which the fuzzer minimizes quickly.
+func FuzzSplice(f *testing.F) {
+	f.Add([]byte("s"), uint16(1000), []byte(`","reply":"att","x":"`), uint8(0))
+	f.Add([]byte("s"), uint16(5000), []byte("\nX\"}\n{\"id\":\"q\",\"reply\":\"att\",\"stdin\":\""), uint8(2))
+	f.Add([]byte("\xff"), uint16(2000), []byte("\n"), uint8(1))
+	f.Add([]byte("a\"\\\n"), uint16(7000), []byte("\n{}\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, pattern []byte, extra uint16, insert []byte, at uint8) {
+		if len(pattern) == 0 || len(insert) == 0 {
+			return
+		}
+		n := PipeBuf + int(extra)
+		stdin := bytes.Repeat(pattern, n/len(pattern)+1)[:n]
+		obj, err := json.Marshal(Request{ID: "victim", Reply: "victim-reply", Stdin: string(stdin)})
+		if !utf8.Valid(stdin) {
+			obj, err = json.Marshal(Request{ID: "victim", Reply: "victim-reply", StdinB64: stdin})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire := WireLine(obj)
+		pieces := len(wire) / PipeBuf
+		cut := (int(at)%(pieces-1) + 1) * PipeBuf
+		stream := append(append(append([]byte(nil), wire[:cut]...), insert...), wire[cut:]...)
+		start := 0
+		for _, l := range SplitLines(stream) {
+			from, to := start, start+len(l) // l's span in stream
+			start = to + 1
+			// Bytes of the sealed line: before cut, or from cut+len(insert).
+			if IsBlank(l) || from >= cut && to <= cut+len(insert) {
+				continue
+			}
+			r, err := ParseRequest(l)
+			if err == nil {
+				t.Fatalf("insert %q after byte %d: line %.100q, which holds bytes of another's, was taken", insert, cut, l)
+			}
+			if r.Reply == "victim-reply" && from != 1 {
+				t.Fatalf("insert %q after byte %d: damaged line %.100q names the victim's reply", insert, cut, l)
+			}
 		}
 	})
 }

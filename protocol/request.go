@@ -71,8 +71,17 @@ func IsBlank(line []byte) bool {
 // plus "\n" are the stdin. On error the returned request still carries the
 // id and reply the line named, as far as they could be read and are valid,
 // so that the error reaches the right reader.
+//
+// A line that may hold another writer's bytes (over MaxUnsealed bytes
+// without a seal, not matching its seal, or giving a key twice) is
+// refused with an error that wraps ErrDamaged; the id and reply it
+// returns then are those of the line's first MaxUnsealed bytes.
 func ParseRequest(line []byte) (Parsed, error) {
 	var r Parsed
+	if err := checkSeal(line); err != nil {
+		r.ID, r.Reply = SalvageHead(line)
+		return r, err
+	}
 	if len(line) == 0 || line[0] != '{' {
 		r.IsPlain = true
 		r.Stdin = append(append(make([]byte, 0, len(line)+1), line...), '\n')
@@ -82,6 +91,11 @@ func ParseRequest(line []byte) (Parsed, error) {
 		r.Request = Request{}
 		r.ID, r.Reply = SalvageHead(line)
 		return r, fmt.Errorf("invalid request: %s", jsonError(err))
+	}
+	if err := checkKeys(line); err != nil {
+		r.Request = Request{}
+		r.ID, r.Reply = SalvageHead(line)
+		return r, err
 	}
 	if r.Cancel != "" {
 		return parseCancel(r)
@@ -177,12 +191,17 @@ func jsonError(err error) string {
 // SalvageHead reads the id and reply of a request from the start of its
 // line, member by member, as far as the line is well formed: a line cut
 // short, or broken after those members, still names where its answer goes.
-// An id over MaxIDLen or an invalid reply name is not returned.
+// It reads only the line's first MaxUnsealed bytes, which a client writes
+// in one atomic write (WireLine), and takes the first member that
+// encoding/json would take for each, so that no other writer's bytes
+// name them. An id over MaxIDLen or an invalid reply name is not returned.
 func SalvageHead(line []byte) (id, reply string) {
+	line = line[:min(len(line), MaxUnsealed)]
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return "", ""
 	}
+	var haveID, haveReply bool
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
@@ -192,19 +211,32 @@ func SalvageHead(line []byte) (id, reply string) {
 		if err != nil {
 			break
 		}
+		k, _ := key.(string)
 		s, isString := tok.(string)
 		switch {
 		case !isString:
 			if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') {
 				return clean(id, reply) // nested values: give up here
 			}
-		case key == "id":
-			id = s
-		case key == "reply":
-			reply = s
+		case !haveID && foldKey(k) == "ID":
+			id, haveID = s, true
+		case !haveReply && foldKey(k) == "REPLY":
+			reply, haveReply = s, true
 		}
 	}
 	return clean(id, reply)
+}
+
+// checkKeys refuses, as damaged, a JSON object that gives a key twice.
+func checkKeys(obj []byte) error {
+	key, dup := duplicateKey(obj)
+	if !dup {
+		return nil
+	}
+	if len(key) > 64 {
+		key = key[:64] + "..."
+	}
+	return fmt.Errorf("%w: key %q given twice", ErrDamaged, key)
 }
 
 func clean(id, reply string) (string, string) {

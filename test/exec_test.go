@@ -206,12 +206,16 @@ func (r *response) requireError(t *testing.T) {
 	}
 }
 
-// jsonLine encodes a request object as one line.
+// jsonLine encodes a request object as one line, sealed when it is
+// longer than 4094 bytes (see sealLine).
 func jsonLine(t *testing.T, req map[string]any) string {
 	t.Helper()
 	b, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(b) > 4094 {
+		return strings.Trim(string(sealLine(b)), "\n")
 	}
 	return string(b)
 }

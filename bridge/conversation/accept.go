@@ -84,9 +84,11 @@ func (c *Conversation) readAsks(src *fifo.Source) {
 // for one. An ask is answered on its own reply FIFO only: one that names
 // no usable reply FIFO, or one that cannot be opened, is answered in the
 // log alone (the output FIFO is the child's transcript, and a reply's
-// name and id are its sender's secrets). The reply FIFO is opened here to
-// check it and to refuse at once, and closed again unless the ask's turn
-// begins at once (enqueue): a waiting ask holds no descriptor.
+// name and id are its sender's secrets). A damaged line (one that may
+// hold bytes of two writers, protocol.ErrDamaged) is answered nowhere.
+// The reply FIFO is opened here to check it and to refuse at once, and
+// closed again unless the ask's turn begins at once (enqueue): a waiting
+// ask holds no descriptor.
 func (c *Conversation) accept(line []byte, err error) {
 	var req protocol.ParsedAsk
 	var tooLong *protocol.TooLongError
@@ -94,6 +96,16 @@ func (c *Conversation) accept(line []byte, err error) {
 		req.ID, req.Reply = protocol.SalvageHead(tooLong.Head)
 	} else {
 		req, err = protocol.ParseAsk(line)
+	}
+	if errors.Is(err, protocol.ErrDamaged) {
+		// Its reply may be that of the writer who damaged it: nothing
+		// is written there; the reply its first, atomic piece names is
+		// removed, so that an ask that wrote it ends at once.
+		c.cfg.Log.Warn("ask line refused: it may hold another writer's bytes", "err", err)
+		if req.Reply != "" {
+			answer.DropDamaged(c.cfg.Log, c.cfg.Replies, req.Reply)
+		}
+		return
 	}
 	if req.ID == "" {
 		req.ID = c.newID() // as exec mode does: every frame names its ask

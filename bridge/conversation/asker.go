@@ -39,7 +39,7 @@ type asker struct {
 var errReaderGone = errors.New("its asker went away")
 
 func (c *Conversation) newAsker(w *waiting, reply *fifo.Reply) *asker {
-	a := &asker{req: w.req, accepted: w.accepted, reply: reply, w: c.rule.NewWriter(reply, true)}
+	a := &asker{req: w.req, accepted: w.accepted, reply: reply, w: c.rule.NewWriter(reply)}
 	a.more.L = &c.mu
 	return a
 }

@@ -48,6 +48,10 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		// On error, req still names the id and reply it could read.
 		req, err = protocol.ParseRequest(line)
 	}
+	if errors.Is(err, protocol.ErrDamaged) {
+		e.damaged(req, err)
+		return
+	}
 	if req.ID == "" {
 		req.ID = e.newID()
 	}

@@ -10,6 +10,17 @@
 //     logged.
 //   - A request's time limit runs from its child's start; its slot is held
 //     while its tree lives, not while its frames wait for a reader.
+//   - A reader that takes nothing holds a request at most the patience:
+//     -stop-timeout, at least 1 s (bound.Rule). A request whose frames
+//     wait that long for its reply FIFO's reader, or for the output
+//     FIFO, running or not, is given up: canceled (its tree gets the
+//     stop sequence, its slot is freed), the rest of its frames dropped,
+//     logged once. A reader that takes a little at a time holds the
+//     child back (backpressure), however slow. So readers that stay but
+//     never read cannot take every slot and stop the agent from reading
+//     its input FIFO (issue 26, hole 4). A frame already half in the
+//     output FIFO is finished, not cut (that would garble the frames
+//     after it): it waits for a reader, or the stop's deadline.
 //   - No reader, however slow, holds up the request loop or another
 //     request: each request's frames have a writer of their own, reply
 //     FIFOs are never waited for by the loop, and error frames for the
@@ -20,8 +31,12 @@
 //     kept by the rule conversations keep too (package bound), ends every
 //     write still under way then (output FIFO, reply FIFOs, rejection
 //     queue); a child SIGKILL has not ended halfway to it gets its exit
-//     frame then. While serving, a finished request's frames wait for a
-//     reader at most -stop-timeout (at least 1 s) without progress.
+//     frame then.
+//   - A request line that may hold another writer's bytes
+//     (protocol.ErrDamaged) is answered on no reply FIFO: the reply FIFO
+//     its first, atomic piece names is removed, so that its sender learns
+//     at once, and the output FIFO gets an error frame under an id of the
+//     agent's.
 //   - A request is one object (request) that owns its child, pipes, reply
 //     FIFO and goroutines; the dispatcher waits for it. A reply reader
 //     leaving is seen at once, in the runtime's poller, not on a clock.

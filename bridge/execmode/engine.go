@@ -27,7 +27,8 @@ import (
 //   - Each request (a request, run by a goroutine of the dispatcher's)
 //     writes its own frames, so a reader that does not read holds up only
 //     that request's frames, and through its full pipes its child, never
-//     its time limit or the loop.
+//     its time limit or the loop; and that for the patience at most, when
+//     the request is given up.
 //   - A slot is held while the request's tree lives, not while its frames
 //     wait for a reader.
 //   - How long a blocked write waits, while serving and at a stop, is

@@ -228,7 +228,7 @@ func TestExecStalledReplyDoesNotBlockAccept(t *testing.T) {
 	for i := range 3 {
 		name := fmt.Sprintf("stall%d", i)
 		g.stalledReply(name)
-		g.write(fmt.Sprintf(`{"id":"a%d","reply":%q,"stdin":%q}`+"\n", i, name, big))
+		g.write(sealed(fmt.Sprintf(`{"id":"a%d","reply":%q,"stdin":%q}`, i, name, big)))
 		g.write(fmt.Sprintf(`{"id":"b%d","reply":%q,"args":["x"]}`+"\n", i, name))
 	}
 	g.write(`{"id":"honest","stdin":"hi\n"}` + "\n")
@@ -402,7 +402,7 @@ func TestRejectionQueueDropsWithoutReader(t *testing.T) {
 func TestExecStalledReplyGivenUpAfterTheRequest(t *testing.T) {
 	g := startEngine(t, "cat", nil)
 	g.stalledReply("stall")
-	g.write(`{"id":"s","reply":"stall","timeout":"200ms","stdin":"` + strings.Repeat("y", 200_000) + `"}` + "\n")
+	g.write(sealed(`{"id":"s","reply":"stall","timeout":"200ms","stdin":"` + strings.Repeat("y", 200_000) + `"}`))
 	require.Eventually(t, func() bool { return g.e.completed.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { return g.e.rule.Watching() == 0 }, bound.ReaderPatience+5*time.Second, 10*time.Millisecond, "the stalled reply's writer was given up")
 	g.stopWithin(g.e.cfg.StopTimeout + time.Second)
@@ -420,7 +420,7 @@ func TestExecTricklingReaderCannotHoldAStop(t *testing.T) {
 	defer f.Close()
 	// A child that never ends by itself and writes more than the pipe
 	// holds, so that frames wait for the trickling reader.
-	g.write(`{"id":"t","reply":"trickle","stdin":"` + strings.Repeat("x", 2<<20) + `"}` + "\n")
+	g.write(sealed(`{"id":"t","reply":"trickle","stdin":"` + strings.Repeat("x", 2<<20) + `"}`))
 	buf := make([]byte, 512)
 	f.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for n := 0; n == 0; { // EOF until the agent opens its end

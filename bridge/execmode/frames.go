@@ -18,9 +18,12 @@ var errReaderGone = errors.New("its reply reader went away")
 // frames writes one request's frames, in the order write is called, to its
 // reply FIFO or to the output FIFO. The request's goroutines write through
 // it, one frame at a time; none of them waits longer than the rule
-// (package bound) allows once the request has ended or a stop began. Once a write fails (the
-// reader left, the reply FIFO was replaced, a write was given up) the rest
-// is dropped, and a request answered on a reply FIFO is canceled.
+// (package bound) allows for a reader that takes nothing, while the
+// request runs too. Once a write fails (the reader left or took nothing
+// for the patience, the reply FIFO was replaced, a stop gave the write
+// up) the rest is dropped and the request is canceled: its tree is
+// stopped and its slot freed, and a reader that stays but never reads
+// holds nothing of the agent's.
 type frames struct {
 	id     string
 	reply  *fifo.Reply   // nil: the output FIFO
@@ -32,9 +35,6 @@ type frames struct {
 
 	wmu sync.Mutex // one frame at a time, in order
 
-	endOnce sync.Once
-	ended   chan struct{} // closed once the request's child has ended
-
 	left     atomic.Bool
 	leftOnce sync.Once
 	watched  chan struct{} // the reader watch returned; nil: no reply
@@ -45,11 +45,9 @@ type frames struct {
 // as the FIFO's last reader leaves, even while the child is quiet; close
 // ends it.
 func newFrames(id string, reply *fifo.Reply, out *outFIFO, rule *bound.Rule, log *slog.Logger, cancel func(string)) *frames {
-	w := &frames{id: id, reply: reply, out: out, rule: rule, log: log, cancel: cancel, ended: make(chan struct{})}
+	w := &frames{id: id, reply: reply, out: out, rule: rule, log: log, cancel: cancel}
 	if reply != nil {
-		// Backpressure on the child while it runs: the rule's patience
-		// applies only once it has ended.
-		w.writer = rule.NewWriter(reply, false)
+		w.writer = rule.NewWriter(reply)
 		w.watched = make(chan struct{})
 		go func() { defer close(w.watched); w.watchReader() }()
 	}
@@ -65,7 +63,7 @@ func (w *frames) write(frame []byte) {
 	}
 	var err error
 	if w.reply == nil {
-		err = w.out.write(frame, w.ended, w.rule.Patience())
+		err = w.out.write(frame, w.rule.Patience(), func() { w.leave(errNobodyReads) })
 	} else {
 		_, err = w.writer.Write(frame)
 	}
@@ -74,42 +72,31 @@ func (w *frames) write(frame []byte) {
 	}
 }
 
-// end says the request's child has ended: from now on its writes wait no
-// longer than the rule's patience, the one under way too.
-func (w *frames) end() {
-	w.endOnce.Do(func() {
-		close(w.ended)
-		if w.writer != nil {
-			w.writer.Patient()
-		}
-	})
-}
-
-// leave drops the rest of the frames, says why, and cancels a request
-// answered on its reply FIFO (the output FIFO's reader may come back).
+// leave drops the rest of the frames, says why, once, and cancels the
+// request (which does nothing to one that has ended).
 func (w *frames) leave(err error) {
 	w.leftOnce.Do(func() {
 		w.left.Store(true)
-		reason := err.Error()
+		var reason string
 		switch {
 		case w.reply == nil && errors.Is(err, errNobodyReads):
-			w.log.Warn("dropping the rest of a finished request's frames: nobody reads the output fifo", "id", w.id, "after", w.rule.Patience())
+			w.log.Warn("giving up on a request's frames: the output fifo has taken nothing", "id", w.id, "after", w.rule.Patience())
+			reason = "its frames were given up"
 		case w.reply == nil:
 			w.log.Debug("dropping the rest of a request's frames: the output fifo was given up", "id", w.id, "err", err)
+			return // at a stop's deadline: the request is stopped anyway
 		case bound.GivenUp(err) && w.rule.Stopping():
 			w.log.Warn("stopping: giving up on a reply fifo nobody reads", "id", w.id)
 			reason = "its frames were given up"
 		case bound.GivenUp(err):
-			w.log.Warn("giving up on a reply fifo whose reader does not read", "id", w.id, "after", w.rule.Patience())
+			w.log.Warn("giving up on a reply fifo whose reader takes nothing", "id", w.id, "after", w.rule.Patience())
 			reason = "its frames were given up"
 		case errors.Is(err, fifo.ErrReplaced):
 			reason = "its reply fifo was replaced or moved"
 		default:
 			reason = errReaderGone.Error()
 		}
-		if w.reply != nil {
-			w.cancel(reason)
-		}
+		w.cancel(reason)
 	})
 }
 

@@ -108,7 +108,7 @@ func (q *rejectionQueue) run() {
 		q.frames[0] = nil
 		q.frames = q.frames[1:]
 		q.mu.Unlock()
-		err := q.out.write(frame, nil, 0)
+		err := q.out.write(frame, 0, nil)
 		q.mu.Lock()
 		q.bytes -= len(frame)
 		if err != nil {

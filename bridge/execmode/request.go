@@ -51,8 +51,8 @@ type end struct {
 }
 
 // cancel ends one request early: its tree gets the stop sequence and its
-// exit frame says canceled. A {"cancel":"ID"} line cancels it, and so does
-// its reply reader leaving.
+// exit frame says canceled. A {"cancel":"ID"} line cancels it, and so do
+// its reply reader leaving and its reader taking nothing for the patience.
 type cancel struct {
 	once   sync.Once
 	done   chan struct{}
@@ -83,7 +83,6 @@ func (r *request) run(ctx context.Context, release func()) {
 	if err := r.start(); err != nil {
 		e.queue.untrack(r.req.ID, r.cancel)
 		release()
-		r.frames.end()
 		e.rejected.Add(1)
 		e.cfg.Log.Warn("request rejected", "id", r.req.ID, "err", err)
 		r.frames.write(answer.ErrorFrame(r.req.ID, err))
@@ -238,7 +237,6 @@ func (r *request) finish(ctx context.Context, x end, release func()) {
 	x.duration = time.Since(r.begin)
 	r.x = x
 	close(r.ended)
-	r.frames.end()
 	past := time.Unix(1, 0)
 	for _, f := range []*os.File{r.stdin, r.stdout, r.stderr} {
 		f.SetDeadline(past)

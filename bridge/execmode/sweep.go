@@ -9,9 +9,13 @@ import (
 // sweep removes reply FIFOs left behind (see answer.Sweep) until ctx is
 // done; a FIFO a queued, running or answered request holds is named.
 func (e *Engine) sweep(ctx context.Context) {
-	answer.Sweep(ctx, e.cfg.Log, e.replies, e.cfg.ReplySweep, func(name string) bool {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.replyNames[name] > 0
-	})
+	answer.Sweep(ctx, e.cfg.Log, e.replies, e.cfg.ReplySweep, e.named)
+}
+
+// named reports whether a queued, running or answered request holds the
+// reply FIFO name.
+func (e *Engine) named(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.replyNames[name] > 0
 }

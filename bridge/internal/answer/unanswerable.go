@@ -29,3 +29,15 @@ func DropUnanswerable(log *slog.Logger, replies *sharedir.Dir, name string, open
 		log.Warn("cannot remove the reply fifo that could not be opened", "err", fifo.Unnamed("remove reply fifo", err))
 	}
 }
+
+// DropDamaged removes the reply FIFO name that a damaged line's first
+// piece names (see protocol.ErrDamaged), so that its sender learns at once
+// that no answer will come; anything but a FIFO is left alone. Nothing is
+// written to it: the line's reply may be that of the writer who damaged
+// it.
+func DropDamaged(log *slog.Logger, replies *sharedir.Dir, name string) {
+	err := fifo.RemoveAt(replies, name)
+	if err != nil && !NotAReply(err) {
+		log.Warn("cannot remove the reply fifo of a damaged line", "err", fifo.Unnamed("remove reply fifo", err))
+	}
+}

@@ -51,7 +51,7 @@ func TestWriterPatience(t *testing.T) {
 	require.Equal(t, ReaderPatience, rule.Patience(), "at least a second")
 
 	r, w := fullPipe(t)
-	wr := rule.NewWriter(w, true)
+	wr := rule.NewWriter(w)
 	defer wr.Close()
 	start := time.Now()
 	_, err := wr.Write(make([]byte, 100))
@@ -76,13 +76,13 @@ func TestWriterPatience(t *testing.T) {
 	<-done
 }
 
-// Not patient (backpressure on a child), a write waits until a stop's
-// deadline, which reaches the write under way.
+// A stop's deadline, sooner than the patience, reaches the write under
+// way.
 func TestWriterStopDeadline(t *testing.T) {
 	leakcheck.Check(t)
 	rule := NewRule(100 * time.Millisecond)
 	_, w := fullPipe(t)
-	wr := rule.NewWriter(w, false)
+	wr := rule.NewWriter(w)
 	defer wr.Close()
 	require.Equal(t, 1, rule.Watching())
 	result := make(chan error, 1)
@@ -90,7 +90,7 @@ func TestWriterStopDeadline(t *testing.T) {
 	select {
 	case err := <-result:
 		t.Fatalf("the write returned before any deadline: %v", err)
-	case <-time.After(300 * time.Millisecond): // long past the patience it does not have
+	case <-time.After(300 * time.Millisecond): // well before the patience
 	}
 	deadline := rule.Deadline() // begins the stop
 	require.True(t, rule.Stopping())

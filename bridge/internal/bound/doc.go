@@ -7,12 +7,16 @@
 // The rule for a write that blocks (its FIFO is full), in the spirit of
 // os/exec's WaitDelay:
 //
-//   - While something other than the reader holds the write up (an exec
-//     request whose child still runs: backpressure on the child), it waits.
-//   - Once the reader alone holds it, it waits for the reader to take
-//     something for at most the patience, -stop-timeout but at least
-//     ReaderPatience (1 s); a reader that takes nothing for that long is
-//     given up, the write under way and every later one.
+//   - It waits for the reader to take something for at most the patience,
+//     -stop-timeout but at least ReaderPatience (1 s); a reader that takes
+//     nothing for that long is given up, the write under way and every
+//     later one. A reader that takes a little at a time is never given up,
+//     however slow: its writer, and through it a child, wait for it
+//     (backpressure). This holds while the child that writes still runs
+//     too: a reader that stays but never reads would otherwise hold that
+//     child, and its slot, for good (issue 26, hole 4); the engine then
+//     stops what the writes came from (exec mode cancels the request, a
+//     conversation's turn is interrupted).
 //   - When a stop begins, one deadline: -stop-timeout, when the children
 //     still there get SIGKILL, plus StopGrace for their last frames to
 //     reach a reader. From the deadline on every write still under way,

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// ReaderPatience is the least time a blocked write waits for a reader,
-// once nothing but the reader's absence holds it, before it is given up.
+// ReaderPatience is the least time a blocked write waits for a reader
+// that takes nothing before it is given up.
 const ReaderPatience = time.Second
 
 // StopGrace is how long after SIGKILL a stopping agent still waits for
@@ -77,18 +77,14 @@ func (r *Rule) Stopping() bool {
 	return !r.killAt.IsZero()
 }
 
-// WriteDeadline is the deadline of a write that begins now: with patient
-// set (the reader alone holds it) the patience from now; once a stop
-// began, no later than the stop's deadline; zero: none.
-func (r *Rule) WriteDeadline(patient bool) time.Time {
-	var d time.Time
-	if patient {
-		d = time.Now().Add(r.patience)
-	}
+// WriteDeadline is the deadline of a write that begins now: the patience
+// from now, and once a stop began, no later than the stop's deadline.
+func (r *Rule) WriteDeadline() time.Time {
+	d := time.Now().Add(r.patience)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.killAt.IsZero() {
-		if stop := r.killAt.Add(StopGrace); d.IsZero() || stop.Before(d) {
+		if stop := r.killAt.Add(StopGrace); stop.Before(d) {
 			d = stop
 		}
 	}

@@ -18,22 +18,20 @@ type Target interface {
 // and the patience counts from the last byte the reader took.
 const chunk = 4096
 
-// Writer writes to one reader under the rule: while patient, a write
-// waits at most the patience for the reader to take something; once a
-// stop began, no later than the stop's deadline. Write is for one
-// goroutine at a time; Patient and ArmDeadline are safe from any.
+// Writer writes to one reader under the rule: a write waits at most the
+// patience for the reader to take something; once a stop began, no later
+// than the stop's deadline. Write is for one goroutine at a time;
+// ArmDeadline is safe from any.
 type Writer struct {
 	rule *Rule
 	to   Target
 
-	mu      sync.Mutex // held while a deadline is chosen and set
-	patient bool
+	mu sync.Mutex // held while a deadline is chosen and set
 }
 
-// NewWriter returns a Writer to to, watched by r until Close; patient
-// says whether the reader alone holds its writes from the start.
-func (r *Rule) NewWriter(to Target, patient bool) *Writer {
-	w := &Writer{rule: r, to: to, patient: patient}
+// NewWriter returns a Writer to to, watched by r until Close.
+func (r *Rule) NewWriter(to Target) *Writer {
+	w := &Writer{rule: r, to: to}
 	r.Watch(w)
 	return w
 }
@@ -55,21 +53,12 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// Patient says that from now on the reader alone holds the writes: the
-// patience applies, to the write under way too.
-func (w *Writer) Patient() {
-	w.mu.Lock()
-	w.patient = true
-	w.mu.Unlock()
-	w.ArmDeadline()
-}
-
 // ArmDeadline gives the target the deadline the rule gives a write
 // beginning now; a stop calls it for the write under way.
 func (w *Writer) ArmDeadline() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.to.SetWriteDeadline(w.rule.WriteDeadline(w.patient))
+	w.to.SetWriteDeadline(w.rule.WriteDeadline())
 }
 
 // Close stops watching the writer; its writes must be over.
