@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bridge is the agent of `fifobridge run`: it prepares DIR and the
 // FIFOs (prepare.go), takes the lock and keeps the status file, sets up
 // containment (containment.go), follows replaced FIFOs, and hands the FIFO

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cgroup is the agent's cgroup v2 manager (the contract's
 // "Containment"): one cgroup per child below one directory, the leftovers
 // of agents that died, and the pids budget that keeps a child's fork bomb

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package child starts, signals, reaps, supervises and stops process trees
 // for an agent that may run as PID 1. It holds process trees only: the
 // agent's one-time set-up of its own process is internal/procinit's, its

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package client is what `fifobridge send` and `fifobridge ask` do: Send
 // sends one exec-mode request to an agent and relays the request's output
 // and exit; Ask asks a conversation one turn. An Asker (OpenAsker) asks a

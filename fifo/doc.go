@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package fifo makes, checks, waits for and opens Linux named pipes, in a
 // directory reached through package sharedir.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 package fifo
 
 // Unnamed returns err as an error whose text names no path: op, then the

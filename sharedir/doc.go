@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sharedir reaches a directory that others may write (the shared
 // FIFO directory, DIR/replies) through its descriptor alone: a Dir is
 // opened once, and every operation on its entries takes a plain name and

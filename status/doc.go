@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package status is the agent's status file, DIR/status.json, and the health
 // check that reads it.
 //

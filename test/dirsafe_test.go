@@ -1,3 +1,5 @@
+//go:build linux
+
 package test
 
 // Tests of "Sharing the directory safely" (issue 9): the agent runs as

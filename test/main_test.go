@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package test holds the black-box tests of fifobridge: they build the real
 // binary once and drive it through its command line, its FIFOs, its status
 // file, signals and exit codes, exactly as CONTRACT.md describes them.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package test
 
 // Tests of -perm and of "Sharing the directory safely" where the agent is

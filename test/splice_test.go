@@ -1,3 +1,5 @@
+//go:build linux
+
 package test
 
 // Tests of issue 26's holes 2 and 4, in the Kubernetes example's setup: a

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command execloop is what a user might write instead of fifobridge's
 // exec mode, as fifobench's baseline for requests per second: it reads
 // lines from a FIFO and, for each, runs PROGRAM with os/exec in a

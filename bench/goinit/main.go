@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command goinit is the least a Go init can do, as fifobench's floor for
 // the start and exit of a Go agent: fork and exec its argument, wait4 for
 // it, and exit with its status (128+N for signal N). Nothing else: no

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package conversation is the conversation of `fifobridge run -prompt`:
 // it follows a stream child's turns with a turn.Tracker fed every byte the
 // child writes, reads asks from DIR/ask, serves them one at a time in

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package execmode is exec mode: one child per NDJSON request line read
 // from the input FIFO, its frames on the request's reply FIFO or the
 // output FIFO (see protocol for the wire format).

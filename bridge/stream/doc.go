@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package stream is stream mode: one long-lived supervised child, on pipes
 // or (-tty) a fresh pseudo-terminal per start, wired to the agent's input
 // and output FIFOs; with -prompt, wired to a conversation (package

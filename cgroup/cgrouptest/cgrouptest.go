@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cgrouptest gives tests a cgroup v2 directory of their own.
 package cgrouptest
 

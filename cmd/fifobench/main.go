@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fifobench measures fifobridge against what a user would otherwise
 // run, as a user's script sees it, side by side in one run.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package leakcheck is for tests: it counts what a test may leave behind
 // in its own process (descriptors, children and zombies, goroutines) and
 // fails the test when something is left.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package pipeio moves bytes between pipes and FIFOs for the agent's data
 // path: kernel-side splices, waits for a pipe to be readable or writable,
 // and reads that wait the same way. It holds the data path's one speed

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package procinit is the agent's one-time process set-up: what
 // `fifobridge run` does to its own process, once, before it serves. The
 // children themselves are package child's.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package readwait tells whether the reader of a child's input is blocked
 // reading it, as Linux shows another process's wait in /proc: the sign a
 // conversation takes that the child is at its prompt (CONTRACT.md,

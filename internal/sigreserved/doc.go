@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sigreserved keeps the realtime signals the Go runtime reserves,
 // 32 and 34, from ending the agent: the runtime leaves them at their
 // default action, which ends a process, and os/signal cannot register

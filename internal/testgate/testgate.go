@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package testgate is for tests: the one rule for a test that cannot run
 // here. It skips, saying why, unless FIFOBRIDGE_REQUIRE_PRIVILEGED=1 (as CI
 // sets it), where a test that does not run fails instead: under the gate,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package testlog is for tests: a log destination that goroutines may
 // write to while the test reads it.
 package testlog

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package tty is what the agent does with terminals itself: it opens
 // pseudo-terminal pairs for terminal children and sets their window size,
 // reads which process group a child's terminal has in the foreground

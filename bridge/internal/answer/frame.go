@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package answer holds what exec mode and conversations share in answering
 // on reply FIFOs: the error frame, a write that never waits, the watch for
 // a reply reader that left, what to do with a reply FIFO that cannot be

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bound holds the limits that every engine of the agent keeps
 // alike, so that none keeps a copy that drifts: how long a write waits for
 // a reader that takes nothing, when a stop gives every write up, and how

@@ -1,3 +1,5 @@
+//go:build linux
+
 package bound
 
 // Queue holds what waits in the agent, in arrival order, at most limit

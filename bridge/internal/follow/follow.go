@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package follow keeps the agent's FIFO ends on the FIFOs their paths
 // name: a FIFO replaced by someone else is served in place of the old one
 // (an input FIFO that users other than the agent's may read is named in

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package idle tells how long the agent has had nothing to do, for
 // -idle-timeout, and stops it once that was long enough.
 package idle
