@@ -16,7 +16,10 @@ import (
 // the agent's own user): a name with a slash is taken as it is, any other
 // is looked up on PATH. Unlike exec.LookPath it tells a program that is
 // there but not executable for that user (an error wrapping EACCES: exit
-// 126) from one that is nowhere (exec.ErrNotFound or ENOENT: 127).
+// 126) from one that is nowhere (exec.ErrNotFound or ENOENT: 127). On
+// PATH, an entry the user cannot see (a directory it may not search) is
+// passed over, as a shell does: only a file found there and not runnable
+// is 126.
 //
 // The kernel answers for the child: with cred, the checks run on a thread
 // that has the child's credentials (asUser), so a directory on the way
@@ -53,6 +56,13 @@ func lookPath(program string, accessFlags int) (string, error) {
 			dir = "."
 		}
 		path := filepath.Join(dir, program)
+		var st unix.Stat_t
+		if unix.Stat(path, &st) != nil {
+			// Nothing there that this user can see, a directory on the
+			// way it may not search included: the search goes on, as a
+			// stream child's start (exec.LookPath) and a shell's do.
+			continue
+		}
 		err := executable(path, accessFlags)
 		if err == nil {
 			return path, nil

@@ -144,3 +144,27 @@ func threadsWithUid(t *testing.T, uid int) []string {
 	}
 	return found
 }
+
+// TestLookPathPrivatePathEntry: a directory on PATH that the child's user
+// may not search is passed over, as a shell and a stream child's start
+// pass it: a program found later runs, and one found nowhere is 127, not
+// the 126 of the directory's refusal.
+func TestLookPathPrivatePathEntry(t *testing.T) {
+	requireRoot(t, "checking for another user")
+	leakcheck.Check(t)
+	dir, _ := lookPathDir(t)
+	private := filepath.Join(dir, "private")
+	public := filepath.Join(dir, "public")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	require.NoError(t, os.Mkdir(public, 0o755))
+	for _, d := range []string{private, public} {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "both"), []byte("#!/bin/sh\n"), 0o755))
+	}
+	t.Setenv("PATH", private+":"+public)
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
+	path, err := LookPath("both", nobody)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(public, "both"), path)
+	_, err = LookPath("nowhere", nobody)
+	require.Equal(t, 127, lookPathCode(err), "LookPath(nowhere): %v", err)
+}
