@@ -92,6 +92,7 @@ func runBlocked(t *testing.T, a *agent, how string, stderr bool, name string, ar
 	if stderr {
 		cmd.Stderr = w
 	}
+	started := time.Now()
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
@@ -122,6 +123,11 @@ func runBlocked(t *testing.T, a *agent, how string, stderr bool, name string, ar
 		t.Fatalf("fifobridge %s, blocked on its stdout, did not exit on %s within %v", name, how, hangTimeout)
 	}
 	t.Logf("fifobridge %s exited %v after it was blocked and %s came", name, time.Since(begin).Round(time.Millisecond), how)
+	// Its own -timeout is the command's limit, not the agent's frame's:
+	// it ends then, not a grace of a second later (which it once took).
+	if life := time.Since(started); how == "timeout" && life > 2*time.Second+900*time.Millisecond {
+		t.Errorf("fifobridge %s -timeout 2s, blocked on its stdout, lived %v", name, life.Round(time.Millisecond))
+	}
 	if !stderr {
 		if s := strings.TrimSpace(errOut.String()); !strings.Contains(s, "interrupted by SIG"+how) && !strings.Contains(s, "timed out") {
 			t.Errorf("fifobridge %s said on stderr %q, want why it ended", name, s)
