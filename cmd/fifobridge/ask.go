@@ -89,7 +89,7 @@ func turnExit(res client.Result, timeout time.Duration) (int, string) {
 	case res.TimedOut:
 		return exitTimedOut, fmt.Sprintf("timed out after %s; the child was interrupted", timeout)
 	case res.Incomplete:
-		return exitBridge, "the input was incomplete: the child asked for more (its continuation prompt, -continuation), and was interrupted back to its prompt"
+		return exitBridge, "the input was incomplete: the child asked for more (its continuation prompt, -continuation) and was interrupted; the next ask waits for its prompt"
 	case res.Exited && res.Code != 0:
 		return res.Code, fmt.Sprintf("the child ended during the turn (exit code %d)", res.Code)
 	case res.Exited:
