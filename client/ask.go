@@ -75,9 +75,9 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err := writeRequest(ctx, dir, askName, line, reply); err != nil {
 		return Result{}, err
 	}
-	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn}
+	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn, limit: limitFrom(o.Limit)}
 	res, err := r.run(ctx, reply, watch)
-	if err != nil && ctx.Err() != nil && res.NotReady == "" {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) && res.NotReady == "" {
 		res.NotReady = unreadyNote(dir)
 	}
 	return res, err

@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"time"
 )
 
 // output makes the relay's writes to stdout and stderr abandonable. A write
@@ -31,10 +32,15 @@ type output struct {
 	done      chan struct{}
 	exited    chan struct{}
 	abandoned bool // a job was left running when the context ended
+	// limit, when set, is the request's own time limit: a write still
+	// blocked then is given up (context.DeadlineExceeded) even while ctx,
+	// which waits a little longer for the agent's timed-out frame, runs
+	// on: a blocked stdout cannot take that frame anyway.
+	limit time.Time
 }
 
-func startOutput() *output {
-	o := &output{jobs: make(chan func()), done: make(chan struct{}, 1), exited: make(chan struct{})}
+func startOutput(limit time.Time) *output {
+	o := &output{jobs: make(chan func()), done: make(chan struct{}, 1), exited: make(chan struct{}), limit: limit}
 	go func() {
 		defer close(o.exited)
 		for job := range o.jobs {
@@ -45,8 +51,9 @@ func startOutput() *output {
 	return o
 }
 
-// do runs job on the output goroutine and waits until it is done or ctx
-// is, and then returns ctx's error: the job is left running. Once ctx is
+// do runs job on the output goroutine and waits until it is done, or ctx
+// is, or the limit passed, and then returns ctx's error (or
+// context.DeadlineExceeded): the job is left running. Once ctx is
 // done, no job starts.
 func (o *output) do(ctx context.Context, job func()) error {
 	if err := ctx.Err(); err != nil {
@@ -57,12 +64,21 @@ func (o *output) do(ctx context.Context, job func()) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	var limit <-chan time.Time
+	if !o.limit.IsZero() {
+		t := time.NewTimer(time.Until(o.limit))
+		defer t.Stop()
+		limit = t.C
+	}
 	select {
 	case <-o.done:
 		return nil
 	case <-ctx.Done():
 		o.abandoned = true
 		return ctx.Err()
+	case <-limit:
+		o.abandoned = true
+		return context.DeadlineExceeded
 	}
 }
 

@@ -33,6 +33,9 @@ type relay struct {
 	warn           func(string)
 	warned         map[string]bool
 	out            *output
+	// limit is the request's own time limit (zero: none): a write to
+	// stdout or stderr still blocked then is given up (see output).
+	limit time.Time
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
@@ -56,7 +59,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	}()
 	stopWatch := sync.OnceFunc(func() { close(first); watching.Wait() })
 	defer stopWatch()
-	r.out = startOutput()
+	r.out = startOutput(r.limit)
 	defer r.out.stop()
 
 	lines := reply.lines

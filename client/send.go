@@ -126,12 +126,21 @@ func Send(ctx context.Context, o Options) (Result, error) {
 		}
 		return Result{}, err
 	}
-	r := &relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn}
+	r := &relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn, limit: limitFrom(o.Limit)}
 	res, err := r.run(ctx, reply, watch)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		// Interrupted, or past send's own -timeout: the request is
 		// canceled, not left to notice that its reader went away.
 		cancelRequest(dir, inName, id)
 	}
 	return res, err
+}
+
+// limitFrom is when a request whose limit is d, starting now, is over
+// (zero when d is 0: none).
+func limitFrom(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }

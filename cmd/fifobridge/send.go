@@ -22,11 +22,12 @@ const (
 
 // sendGrace is how long send and ask wait past their -timeout for the
 // agent's own timed-out frame, which the agent writes at the same limit,
-// counted from when it took the line, before they give up by themselves:
-// short, since the command must end at its -timeout whatever its stdout
-// does. Given up first, the outcome is the same (124); ask then reads why
-// a child was not ready from the status file.
-const sendGrace = 100 * time.Millisecond
+// counted from when it took the line, before they give up by themselves.
+// While their stdout blocks they cannot take that frame, and end at the
+// -timeout itself (client: a blocked write is given up at the limit).
+// Given up first, the outcome is the same (124); ask then reads why a
+// child was not ready from the status file.
+const sendGrace = 250 * time.Millisecond
 
 // send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]`.
 // Of the environment it reads only FIFOBRIDGE_DIR.
