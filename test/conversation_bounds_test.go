@@ -291,24 +291,7 @@ func TestConversationBigAnswer(t *testing.T) {
 }
 
 // vmHWM returns the peak resident set of pid in bytes.
-func vmHWM(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatalf("parse VmHWM %q: %v", rest, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
-}
+func vmHWM(t *testing.T, pid int) int { return procStatusBytes(t, pid, "VmHWM") }
 
 // TestConversationInterruptNoLeak (issue 27, test 3): a command that
 // ignores SIGINT and writes after -stop-timeout: the next ask waits for

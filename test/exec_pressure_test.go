@@ -3,10 +3,8 @@
 package test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -254,25 +252,21 @@ func TestExecRejectionBurstWithReader(t *testing.T) {
 }
 
 // vmRSS returns the resident set of pid in bytes.
-func vmRSS(t *testing.T, pid int) int {
+func vmRSS(t *testing.T, pid int) int { return procStatusBytes(t, pid, "VmRSS") }
+
+// procStatusBytes returns field of /proc/PID/status, a size in kB, in
+// bytes.
+func procStatusBytes(t *testing.T, pid int, field string) int {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	v, ok := procStatus(t, pid)[field]
+	if !ok {
+		t.Fatalf("no %s in /proc/%d/status", field, pid)
+	}
+	kb, err := strconv.Atoi(strings.TrimSuffix(v, " kB"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("parse %s %q: %v", field, v, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatalf("parse VmRSS %q: %v", rest, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
+	return kb << 10
 }
 
 // TestExecHugeIDsNoReader (finding 8): 260 requests with 1 MB ids and
