@@ -17,8 +17,8 @@ import (
 // pieces as a line of its own. Linux cuts a write into pieces only where
 // the pipe is full, and only between pages counted from the write's start
 // (PipeBuf bytes, or a multiple), when its length is a multiple of
-// PipeBuf. So a line longer than MaxUnsealed bytes must prove that it is
-// whole: it begins with its seal,
+// PipeBuf. So a client's line longer than MaxUnsealed bytes proves that
+// it is whole: it begins with its seal,
 //
 //	{"size":N,"sha256":"HEX",...
 //
@@ -31,11 +31,16 @@ import (
 //     begins with that piece is its writer's own;
 //   - a piece put into the line, or the line cut short, changes its
 //     length and its digest;
-//   - every piece is PipeBuf bytes (the line is padded with spaces), so
-//     that a line made of another writer's bytes around a piece is
-//     longer than MaxUnsealed and needs a seal, whose digest that writer
-//     cannot give without reading the piece (nobody but the agent's user
-//     reads an input FIFO).
+//   - every piece is PipeBuf bytes (the line is padded with spaces).
+//
+// A line that carries a seal must match it. One that carries none is
+// taken at any length, as the exec protocol has always taken a long line
+// written under the FIFO's flock by hand: so a writer who can stall the
+// agent's intake and fill the FIFO can still frame a later piece of
+// another's long line as a line of its own and read that piece (never the
+// first, which begins with a newline and holds the id and the reply
+// name); what it cannot do is make a sealed line say anything else, or
+// answer it (docs/security.md).
 
 // PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
 // pipe is atomic.
@@ -47,9 +52,8 @@ const PipeBuf = 4096
 // PipeBuf - 1 bytes and its newline, which must not pass as a line.)
 const MaxUnsealed = PipeBuf - 2
 
-// ErrDamaged is a line that may hold bytes of another writer: one over
-// MaxUnsealed bytes without a seal, one that does not match its seal, or
-// one that gives a key twice. Its sender cannot be told apart from a
+// ErrDamaged is a line that may hold bytes of another writer: one that
+// does not match its seal, or one that gives a key twice. Its sender cannot be told apart from a
 // writer who spliced it: the agent answers it on no reply FIFO.
 var ErrDamaged = errors.New("damaged line")
 
@@ -62,14 +66,13 @@ const (
 )
 
 // checkSeal checks the seal of line (without its newline): a line that
-// begins with one must match it, and one over MaxUnsealed bytes must
-// begin with one. It returns an error wrapping ErrDamaged otherwise.
+// begins with one must match it. It returns an error wrapping ErrDamaged
+// otherwise.
 func checkSeal(line []byte) error {
 	if !bytes.HasPrefix(line, []byte(sealSize)) {
-		if len(line) > MaxUnsealed {
-			return fmt.Errorf("%w: a line over %d bytes must begin with its seal "+
-				`{"size":N,"sha256":"..."} (fifobridge send and ask write it)`, ErrDamaged, MaxUnsealed)
-		}
+		// Unsealed: taken as the contract has it, at any length up to
+		// -max-request; its writer vouches for nothing (see the doc
+		// above: what that leaves open).
 		return nil
 	}
 	size, rest, ok := parseSeal(line)
@@ -130,8 +133,7 @@ func hexDigest(sum [sha256.Size]byte) []byte {
 // When that is more than PipeBuf bytes, the line is sealed and padded with
 // spaces to a multiple of PipeBuf bytes, to be written with one write(2)
 // (or, after a partial write, one for the rest), which Linux cuts only
-// between pieces of PipeBuf bytes: an unsealed line (at most MaxUnsealed
-// bytes) can then never hold one of its pieces whole.
+// between pieces of PipeBuf bytes.
 func WireLine(obj []byte) []byte {
 	if len(obj) <= MaxUnsealed {
 		b := make([]byte, 0, len(obj)+2)

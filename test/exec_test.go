@@ -852,3 +852,27 @@ func threads(t *testing.T, pid int) int {
 	t.Fatalf("no Threads line in /proc/%d/status", pid)
 	return 0
 }
+
+// TestExecLongLinesByHand: a request line longer than PIPE_BUF, written by
+// hand as the protocol has it (one line, no seal), is served: a JSON
+// request with 100 KB of stdin and a plain line of 10 KB reach the child
+// whole. Only a line that carries a seal must match it (send's own).
+func TestExecLongLinesByHand(t *testing.T) {
+	checkLeaks(t, true)
+	_, w, r := startExec(t, agentConfig{program: []string{busybox, "wc", "-c"}})
+	big, err := json.Marshal(map[string]any{"id": "big", "stdin": strings.Repeat("x", 100_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.writeLine(string(big))
+	w.writeLine(strings.Repeat("y", 10_000))
+	got := nextResponses(t, r, 2)
+	for _, res := range got {
+		switch {
+		case res.id == "big":
+			res.requireExit(t, 0, "100000\n")
+		default:
+			res.requireExit(t, 0, "10001\n")
+		}
+	}
+}

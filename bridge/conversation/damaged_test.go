@@ -15,10 +15,10 @@ import (
 )
 
 // Issue 26, hole 2, on DIR/ask: another writer puts bytes between two
-// pieces of a victim's 100 KB ask. The child never sees a byte of it, no
-// frame reaches the victim's or the attacker's reply FIFO, and the
-// victim's reply FIFO is removed, so that its ask ends at once; the next
-// ask is served.
+// pieces of a victim's 100 KB ask. No frame reaches the victim's reply
+// FIFO, which is removed, so that its ask ends at once. Where the insert
+// is no line of the attacker's own, the child never sees a byte and the
+// next ask is served.
 func TestSplicedAsksRefused(t *testing.T) {
 	for name, insert := range map[string]string{
 		"duplicate reply": `","reply":"att","x":"`,
@@ -41,12 +41,19 @@ func TestSplicedAsksRefused(t *testing.T) {
 				_, err := os.Lstat(vic.path)
 				return os.IsNotExist(err)
 			}, 10*time.Second, 5*time.Millisecond, "the victim's reply FIFO is still there: its ask would wait")
-			h.noInput(100 * time.Millisecond)
-			for _, cl := range []*client{vic, att} {
-				cl.r.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-				n, _ := cl.r.Read(make([]byte, 1))
-				require.Zero(t, n, "ask %s got a frame", cl.id)
+			vic.r.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			n, _ := vic.r.Read(make([]byte, 1))
+			require.Zero(t, n, "the victim's ask got a frame")
+			if strings.Contains(insert, `"reply":"att","input"`) {
+				// The attacker's own line around the victim's later
+				// pieces: unsealed, it is taken as an ask of its own
+				// (protocol/seal.go), and never names the victim.
+				return
 			}
+			h.noInput(100 * time.Millisecond)
+			att.r.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			n, _ = att.r.Read(make([]byte, 1))
+			require.Zero(t, n, "the attacker's ask got a frame")
 			a := h.ask("honest", "hello", nil)
 			require.Equal(t, "hello\n", h.input())
 			h.out("hi\n" + testPrompt)
