@@ -30,9 +30,12 @@ const (
 // and the exec-mode cat that `ask` is held against.
 var askContenders = []string{askFloor, askKept, askPexpect, askBridge, askSendCat, askExec}
 
-// The arguments of the two agents after -dir and -log-level.
+// The arguments of the two agents after -dir and -log-level. The stop
+// signal is TERM, not -prompt's HUP: the harness may run under nohup,
+// whose ignored HUP the agent rightly hands on to python3, which would
+// then only end at -stop-timeout.
 func askArgs(b *bench) []string {
-	return []string{"-prompt", pyPrompts, "-stderr", "out", "--", b.tools["python3"], "-i", "-q"}
+	return []string{"-prompt", pyPrompts, "-stderr", "out", "-stop-signal", "TERM", "--", b.tools["python3"], "-i", "-q"}
 }
 
 func pyExecArgs(b *bench) []string {
