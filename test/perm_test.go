@@ -25,6 +25,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/internal/testlog"
 )
 
 func init() {
@@ -161,7 +163,7 @@ func requireFIFOModes(t *testing.T, dir string, modes map[string]uint32, uid uin
 type forger struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	out   strings.Builder
+	out   testlog.Buffer // written by exec's copy, read while it runs
 }
 
 // startForger starts helperForger KIND DIR as the intruder.
