@@ -70,8 +70,13 @@ func TestExecSplicedLinesRefused(t *testing.T) {
 			for {
 				f := frame(t, out)
 				// On the output FIFO (no reply named): never a piece of
-				// the victim's stdin.
-				require.NotContains(t, string(f.Bytes()), "sss", "a piece of the victim's stdin ran")
+				// the victim's stdin, but where the insert frames the
+				// victim's later pieces as plain lines of their own,
+				// which are taken unsealed (protocol/seal.go: the
+				// documented residual of a stalled, spliced intake).
+				if name != "pieces as lines" {
+					require.NotContains(t, string(f.Bytes()), "sss", "a piece of the victim's stdin ran")
+				}
 				require.NotContains(t, f.ID, "victim", "the damaged line's id was echoed")
 				if f.Type == protocol.FrameError {
 					require.ErrorIs(t, errorOf(f), protocol.ErrDamaged)
