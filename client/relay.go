@@ -79,6 +79,9 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()
 			}
+			if lost := reply.lost(); lost != nil {
+				return Result{}, lost
+			}
 			if errors.Is(err, io.EOF) {
 				return Result{}, fmt.Errorf("%w: it closed reply FIFO %s before the request's exit frame", ErrAgentGone, reply.path)
 			}
@@ -122,8 +125,8 @@ func waitGone(ctx context.Context, watch *agentWatch, reply *replyFIFO, first <-
 			return nil
 		case <-t.C:
 		}
-		if reply.unlinked() {
-			return fmt.Errorf("%w %s: its log says why", ErrUnanswerable, reply.path)
+		if err := reply.lost(); err != nil {
+			return err
 		}
 		if err := watch.gone(); err != nil {
 			return err

@@ -5,7 +5,9 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -30,6 +32,20 @@ type replyFIFO struct {
 	// lines reads frames from r. It lives as long as r does: an Asker's
 	// turns share it, so that nothing it read ahead is lost between them.
 	lines *protocol.LineReader
+	read  countingReader // r, counted: whether the agent wrote at all
+}
+
+// countingReader counts the bytes read through it; the count may be read
+// by another goroutine.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // makeReply makes a reply FIFO with a random name in DIR/replies, which the
@@ -55,7 +71,8 @@ func makeReply(dir *sharedir.Dir) (*replyFIFO, error) {
 		p.remove()
 		return nil, err
 	}
-	p.lines = protocol.NewLineReader(p.r, maxFrame)
+	p.read.r = p.r
+	p.lines = protocol.NewLineReader(&p.read, maxFrame)
 	if p.keeper, err = fifo.OpenWriterNowAt(replies, name); err != nil {
 		p.remove()
 		return nil, err
@@ -63,9 +80,37 @@ func makeReply(dir *sharedir.Dir) (*replyFIFO, error) {
 	return p, nil
 }
 
-// unlinked says whether the FIFO has lost its name: nobody but the agent
-// (the owner of replies/, mode 1733) or root can remove it, and the agent
-// does that only for a request it cannot answer.
+// lost says why the FIFO lost its name, once it has (else nil): nobody
+// but the agent (the owner of replies/, mode 1733) or root can remove it,
+// and the agent does that for a request it cannot answer (nothing was
+// written to the FIFO: ErrUnanswerable) or one whose reader it gave up
+// (it had written: ErrGivenUp).
+func (p *replyFIFO) lost() error {
+	switch {
+	case !p.unlinked():
+		return nil
+	case p.written():
+		return fmt.Errorf("%w (reply FIFO %s)", ErrGivenUp, p.path)
+	}
+	return fmt.Errorf("%w %s: its log says why", ErrUnanswerable, p.path)
+}
+
+// written says whether the agent wrote anything to the FIFO: a frame was
+// read, or bytes wait in the FIFO or in the line reader.
+func (p *replyFIFO) written() bool {
+	if p.read.n.Load() > 0 {
+		return true
+	}
+	rc, err := p.r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }) // FIONREAD
+	return n > 0
+}
+
+// unlinked says whether the FIFO has lost its name.
 func (p *replyFIFO) unlinked() bool {
 	rc, err := p.r.SyscallConn() // not Fd(): that would make reads blocking
 	if err != nil {
@@ -121,8 +166,8 @@ func (p *replyFIFO) restoreKeeper() error {
 	if p.keeper != nil {
 		return nil
 	}
-	if p.unlinked() {
-		return fmt.Errorf("%w %s: its log says why", ErrUnanswerable, p.path)
+	if err := p.lost(); err != nil {
+		return err
 	}
 	k, err := fifo.OpenWriterNowAt(p.dir, p.name)
 	if err != nil {

@@ -18,9 +18,14 @@ import (
 var ErrNoAgent = errors.New("no agent is reading")
 
 // ErrAgentGone is returned by Send when the agent went away before the
-// request's exit frame: it died, or it gave the request's frames up (a
-// stop, or a reply FIFO that took nothing for its -stop-timeout).
+// request's exit frame: it died, or a stop gave the request's frames up.
 var ErrAgentGone = errors.New("the agent went away")
+
+// ErrGivenUp is returned by Send and Ask when the agent gave the request
+// (or the turn) up because its reader took nothing of it for the agent's
+// -stop-timeout (a stopped process, a stdout nobody read): the agent
+// removes the reply FIFO's name after it wrote to it, and closes its end.
+var ErrGivenUp = errors.New("the agent gave this request up: its reader took nothing of the answer for the agent's -stop-timeout")
 
 // ErrUnanswerable is returned by Send and Ask when the agent will not
 // answer on the reply FIFO: it could not open it (it may not, or it ran

@@ -91,3 +91,14 @@ func (r *Reply) File() *os.File { return r.f }
 
 // Close closes the FIFO.
 func (r *Reply) Close() error { return r.f.Close() }
+
+// Remove removes r's name from its replies directory while that name
+// still names the FIFO r has open (Check), and never anything else: the
+// replies directory is sticky, so that only its owner, the agent, and the
+// FIFO's owner can replace the name in between. Its error names no FIFO.
+func (r *Reply) Remove() error {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	return Unnamed("remove reply fifo", r.dir.Remove(r.name))
+}

@@ -119,6 +119,7 @@ func (c *Conversation) writeFailed(a *asker, err error) error {
 		c.cfg.Log.Warn("stopping: giving up on an asker who does not read", "id", a.req.ID)
 	case bound.GivenUp(err):
 		c.cfg.Log.Warn("giving up on an asker who took nothing: it loses its turn", "id", a.req.ID, "after", c.rule.Patience())
+		answer.DropGivenUp(c.cfg.Log, a.reply)
 	default:
 		c.cfg.Log.Info("ask's frames dropped: its reply fifo takes nothing", "id", a.req.ID, "err", err)
 	}

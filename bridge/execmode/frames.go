@@ -92,6 +92,7 @@ func (w *frames) leave(err error) {
 			reason = "its frames were given up"
 		case bound.GivenUp(err):
 			w.log.Warn("giving up on a reply fifo whose reader takes nothing", "id", w.id, "after", w.rule.Patience())
+			answer.DropGivenUp(w.log, w.reply)
 			reason = "its frames were given up"
 		case errors.Is(err, fifo.ErrReplaced):
 			reason = "its reply fifo was replaced or moved"

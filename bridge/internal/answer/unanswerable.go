@@ -32,6 +32,18 @@ func DropUnanswerable(log *slog.Logger, replies *sharedir.Dir, name string, open
 	}
 }
 
+// DropGivenUp removes the name of reply, whose reader took nothing for the
+// patience and lost its request or turn, before the agent closes its end:
+// a client that reads again then learns that the agent gave it up (the
+// name is gone, and the agent had written to it), not that it timed out
+// or that the agent went away. A name that no longer names reply's FIFO
+// is left alone.
+func DropGivenUp(log *slog.Logger, reply *fifo.Reply) {
+	if err := reply.Remove(); err != nil && !errors.Is(err, fifo.ErrReplaced) {
+		log.Warn("cannot remove the reply fifo of a reader given up", "err", err)
+	}
+}
+
 // DropDamaged removes the reply FIFO name that a damaged line's first
 // piece names (see protocol.ErrDamaged), so that its sender learns at once
 // that no answer will come; anything but a FIFO is left alone. Nothing is
