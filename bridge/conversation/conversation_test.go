@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -174,6 +175,27 @@ func TestBackpressure(t *testing.T) {
 func TestHeldOutputIsNotQuiet(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.StopTimeout = 5 * time.Second })
 	h.ready()
+	heldOutputIsNotQuiet(t, h, func() {})
+}
+
+// Nor does a Reader that sees the child waiting for input once its output
+// is held up: what the child waits to write is not yet in the
+// conversation. (Before, the Reader says no: the child still writes.)
+// child waits to write is not yet in the conversation.
+func TestHeldOutputIsNotWaiting(t *testing.T) {
+	var blocked atomic.Bool
+	blocked.Store(true)
+	r := &fakeReader{answer: func() (bool, error) { return blocked.Load(), nil }}
+	h := withReader(t, r, func(c *Config) { c.StopTimeout = 5 * time.Second })
+	h.ready()
+	blocked.Store(false)
+	heldOutputIsNotQuiet(t, h, func() { blocked.Store(true) })
+}
+
+// heldOutputIsNotQuiet holds the output of a turn of h, whose child is
+// ready, up with a prompt-like line at the end of what was read, calls
+// held, and checks that the turn goes on past that line.
+func heldOutputIsNotQuiet(t *testing.T, h *harness, held func()) {
 	a := h.ask("a", "go", nil)
 	require.Equal(t, "go\n", h.input())
 	// Ten pieces fit in maxHeld, the prompt-like line at the end of the
@@ -198,6 +220,7 @@ func TestHeldOutputIsNotQuiet(t *testing.T) {
 		defer h.c.mu.Unlock()
 		return h.c.clock.held()
 	})
+	held()
 	time.Sleep(100 * time.Millisecond) // time passing while held up is what the test is about
 	got, last := a.result()
 	require.Equal(t, "end", last.Type, last.line)
