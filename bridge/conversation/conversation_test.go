@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestWaitingAsksHoldNothing(t *testing.T) {
 	for i, cl := range clients {
 		h.send(cl, nth("in", i), nil)
 	}
-	h.waitFor("300 asks waiting", func(queued int, _ string) bool { return queued == 300 })
+	h.waitQueued(300)
 	require.Equal(t, fds, leakcheck.FDs(t), "descriptors held by 300 waiting asks")
 	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines held by 300 waiting asks")
 
@@ -69,7 +70,7 @@ func TestTooManyAsks(t *testing.T) {
 	for i := range MaxQueued {
 		h.ask(nth("q", i), "never", nil)
 	}
-	h.waitFor("MaxQueued asks waiting", func(queued int, _ string) bool { return queued == MaxQueued })
+	h.waitQueued(MaxQueued)
 	one := h.ask("one", "one too many", nil)
 	f := one.requireLast("error")
 	require.Contains(t, f.Error, "too many asks waiting")
@@ -88,7 +89,7 @@ func TestAskerGoneWhileWaiting(t *testing.T) {
 	removed := h.ask("removed", "removed", nil)
 	closed := h.ask("closed", "closed", nil)
 	kept := h.ask("kept", "kept", nil)
-	h.waitFor("3 asks waiting", func(queued int, _ string) bool { return queued == 3 })
+	h.waitQueued(3)
 	removed.leave()
 	closed.r.Close()
 	closed.keep.Close()
@@ -110,7 +111,7 @@ func TestStalledAsker(t *testing.T) {
 	h.ask("stalled", "big", nil) // never read
 	require.Equal(t, "big\n", h.input())
 	next := h.ask("next", "next", nil)
-	h.waitFor("the next ask waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	start := time.Now()
 	wrote := make(chan struct{})
 	go func() {
@@ -145,11 +146,7 @@ func TestBackpressure(t *testing.T) {
 	}()
 	// Nobody reads yet: the child's output is held up with at most
 	// maxHeld waiting for the asker.
-	h.waitFor("the output held up", func(int, string) bool {
-		h.c.mu.Lock()
-		defer h.c.mu.Unlock()
-		return h.c.clock.held()
-	})
+	h.waitHeld()
 	select {
 	case <-wrote:
 		t.Fatal("the child wrote everything to an asker that reads nothing")
@@ -174,6 +171,27 @@ func TestBackpressure(t *testing.T) {
 func TestHeldOutputIsNotQuiet(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.StopTimeout = 5 * time.Second })
 	h.ready()
+	heldOutputIsNotQuiet(t, h, func() {})
+}
+
+// Nor does a Reader that sees the child waiting for input once its output
+// is held up: what the child waits to write is not yet in the
+// conversation. (Before, the Reader says no: the child still writes.)
+// child waits to write is not yet in the conversation.
+func TestHeldOutputIsNotWaiting(t *testing.T) {
+	var blocked atomic.Bool
+	blocked.Store(true)
+	r := &fakeReader{answer: func() (bool, error) { return blocked.Load(), nil }}
+	h := withReader(t, r, func(c *Config) { c.StopTimeout = 5 * time.Second })
+	h.ready()
+	blocked.Store(false)
+	heldOutputIsNotQuiet(t, h, func() { blocked.Store(true) })
+}
+
+// heldOutputIsNotQuiet holds the output of a turn of h, whose child is
+// ready, up with a prompt-like line at the end of what was read, calls
+// held, and checks that the turn goes on past that line.
+func heldOutputIsNotQuiet(t *testing.T, h *harness, held func()) {
 	a := h.ask("a", "go", nil)
 	require.Equal(t, "go\n", h.input())
 	// Ten pieces fit in maxHeld, the prompt-like line at the end of the
@@ -193,11 +211,8 @@ func TestHeldOutputIsNotQuiet(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ten pieces did not fit in what is held for an asker")
 	}
-	h.waitFor("the output held up", func(int, string) bool {
-		h.c.mu.Lock()
-		defer h.c.mu.Unlock()
-		return h.c.clock.held()
-	})
+	h.waitHeld()
+	held()
 	time.Sleep(100 * time.Millisecond) // time passing while held up is what the test is about
 	got, last := a.result()
 	require.Equal(t, "end", last.Type, last.line)
@@ -217,7 +232,7 @@ func TestInterruptedTurnWaitsForPrompt(t *testing.T) {
 	f := a.requireLast("end")
 	require.True(t, f.TimedOut, f.line)
 	b := h.ask("b", "new-1", nil)
-	h.waitFor("the next ask waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	h.noInput(3 * h.c.cfg.StopTimeout) // the child ignored the interrupt: no prompt
 	h.out("LEAKED-OLD\n")
 	h.noInput(3 * h.c.cfg.StopTimeout)
@@ -262,7 +277,7 @@ func TestChildExits(t *testing.T) {
 	a := h.ask("a", "exit", nil)
 	require.Equal(t, "exit\n", h.input())
 	b := h.ask("b", "after", nil)
-	h.waitFor("b waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	h.out("bye\n")
 	h.c.OutputEnded()
 	h.c.Exited(child.Signaled(syscall.SIGUSR1), false)
@@ -276,7 +291,7 @@ func TestChildExits(t *testing.T) {
 	h.out(testPrompt)
 	require.Equal(t, "after\n", h.input())
 	c := h.ask("c", "never", nil)
-	h.waitFor("c waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	h.c.OutputEnded()
 	h.c.Exited(child.ExitStatus{}, true)
 	_, last = b.result()
@@ -295,17 +310,13 @@ func TestStop(t *testing.T) {
 	h.ask("a", "run", nil) // never read
 	require.Equal(t, "run\n", h.input())
 	b := h.ask("b", "wait", nil)
-	h.waitFor("b waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
 		h.out(strings.Repeat("x", 4<<20))
 	}()
-	h.waitFor("the output held up", func(int, string) bool {
-		h.c.mu.Lock()
-		defer h.c.mu.Unlock()
-		return h.c.clock.held()
-	})
+	h.waitHeld()
 	start := time.Now()
 	h.cancel() // the agent stops
 	select {
@@ -328,7 +339,7 @@ func TestBusy(t *testing.T) {
 	})
 	require.False(t, h.c.Busy())
 	a := h.ask("a", "x", nil) // waits: the child is not ready
-	h.waitFor("a waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	require.True(t, h.c.Busy())
 	h.out(testPrompt)
 	require.Equal(t, "x\n", h.input())

@@ -21,7 +21,7 @@ func TestPromptStatus(t *testing.T) {
 		c.Prompt = regexp.MustCompile(`^\[(?P<status>\d+)\](?: (?P<cwd>/\S*))? > $`)
 	})
 	h.out("[0] > ")
-	h.waitFor("a ready child", func(_ int, state string) bool { return state == "ready" })
+	h.waitReady()
 	a := h.ask("a", "false", nil)
 	require.Equal(t, "false\n", h.input())
 	h.out("no\n[7] /src > ")
@@ -70,7 +70,7 @@ func TestIncompleteTurn(t *testing.T) {
 	require.Equal(t, "busy", st.State)
 
 	b := h.ask("b", "next", nil)
-	h.waitFor("b waiting", func(queued int, _ string) bool { return queued == 1 })
+	h.waitQueued(1)
 	h.noInput(100 * time.Millisecond) // not at its prompt yet
 	h.out("KeyboardInterrupt\n" + testPrompt)
 	require.Equal(t, "next\n", h.input())

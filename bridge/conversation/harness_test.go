@@ -301,11 +301,33 @@ func (h *harness) waitFor(what string, cond func(queued int, state string) bool)
 	}
 }
 
+// waitReady waits until the child is ready.
+func (h *harness) waitReady() {
+	h.t.Helper()
+	h.waitFor("a ready child", func(_ int, state string) bool { return state == "ready" })
+}
+
+// waitQueued waits until n asks wait.
+func (h *harness) waitQueued(n int) {
+	h.t.Helper()
+	h.waitFor(fmt.Sprintf("%d asks waiting", n), func(queued int, _ string) bool { return queued == n })
+}
+
+// waitHeld waits until the child's output is held up for an asker.
+func (h *harness) waitHeld() {
+	h.t.Helper()
+	h.waitFor("the output held up", func(int, string) bool {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.clock.held()
+	})
+}
+
 // ready makes the child show its prompt and waits until it is ready.
 func (h *harness) ready() {
 	h.t.Helper()
 	h.out(testPrompt)
-	h.waitFor("a ready child", func(_ int, state string) bool { return state == "ready" })
+	h.waitReady()
 }
 
 // nth names the n-th of many asks.

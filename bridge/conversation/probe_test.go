@@ -145,7 +145,7 @@ func TestReaderTypedCancels(t *testing.T) {
 	h.out("typed\n" + testPrompt)
 	r.wait(t)
 	r.gate <- true
-	h.waitFor("a ready child", func(_ int, state string) bool { return state == "ready" })
+	h.waitReady()
 }
 
 // countingHandler counts the log records whose message holds a string.
