@@ -314,3 +314,31 @@ func TestOpenAskerRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoAgent)
 	requireNoReplies(t, dir)
 }
+
+// cancelWriter takes a turn's write to Stdout and cancels the turn's
+// context right after, on a goroutine of its own: sometimes while the
+// turn's end frame, read with the answer, is taken.
+type cancelWriter struct{ cancel context.CancelFunc }
+
+func (w cancelWriter) Write(b []byte) (int, error) { go w.cancel(); return len(b), nil }
+
+// A context that ends just as a turn's last frame is taken leaves nothing
+// behind on the kept reply FIFO: whether that turn ends with its frame or
+// with ctx's error, the next turn is answered.
+func TestAskerContextEndsAtLastFrame(t *testing.T) {
+	checkLeaks(t)
+	dir := newConversationDir(t)
+	c := startFakeConversation(t, dir)
+	a := openAsker(t, dir, nil)
+	for i := range 100 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := startTurn(t, ctx, a, Turn{Input: []byte("q"), Stdout: cancelWriter{cancel}})
+		c.answer(c.next(), "a\n") // the answer and the end frame in one write
+		s.wait(t)
+		cancel()
+		s = startTurn(t, context.Background(), a, Turn{Input: []byte("next")})
+		c.answer(c.next(), "fine\n")
+		require.NoError(t, s.wait(t).err, "try %d", i)
+		require.Equal(t, "fine\n", s.stdout.String())
+	}
+}

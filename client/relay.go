@@ -42,9 +42,11 @@ type relay struct {
 // first frame, watch checks every watchPeriod that an agent still serves
 // the request; after it, EOF on the reply FIFO shows the agent closed it.
 func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (Result, error) {
+	// A context that ended as the turn before took its last frame woke
+	// that turn's reads all the same: the Asker's kept FIFO starts clean.
+	reply.r.SetReadDeadline(time.Time{})
 	wake := func() { reply.r.SetReadDeadline(time.Unix(1, 0)) }
-	stopCtx := context.AfterFunc(ctx, wake)
-	defer stopCtx()
+	defer whenDone(ctx, wake)()
 
 	var goneErr atomic.Pointer[error]
 	first := make(chan struct{})
