@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -341,4 +343,62 @@ func TestAskerContextEndsAtLastFrame(t *testing.T) {
 		require.NoError(t, s.wait(t).err, "try %d", i)
 		require.Equal(t, "fine\n", s.stdout.String())
 	}
+}
+
+// heldWriter holds its first write until release is closed, and counts
+// writes under way at once.
+type heldWriter struct {
+	entered, release chan struct{}
+	once             sync.Once
+	mu               sync.Mutex
+	got              bytes.Buffer
+	active, overlap  atomic.Int32
+}
+
+func (w *heldWriter) Write(b []byte) (int, error) {
+	if w.active.Add(1) > 1 {
+		w.overlap.Add(1)
+	}
+	defer w.active.Add(-1)
+	first := false
+	w.once.Do(func() { first = true })
+	if first {
+		close(w.entered)
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.got.Write(b)
+}
+
+// A write to Stdout that a turn abandoned (its context ended while the
+// write blocked) is waited for before the next turn writes to its Stdout:
+// the two never run at once, and the answers keep their order.
+func TestAskerAbandonedWriteBeforeNext(t *testing.T) {
+	checkLeaks(t)
+	dir := newConversationDir(t)
+	c := startFakeConversation(t, dir)
+	a := openAsker(t, dir, nil)
+	w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(w.release) })
+	defer release()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := startTurn(t, ctx, a, Turn{Input: []byte("1"), Stdout: w})
+	c.answer(c.next(), "one\n")
+	<-w.entered
+	cancel()
+	require.ErrorIs(t, s.wait(t).err, context.Canceled, "the blocked write is abandoned")
+
+	s = startTurn(t, context.Background(), a, Turn{Input: []byte("2"), Stdout: w})
+	c.answer(c.next(), "two\n")
+	select {
+	case <-s.done:
+		t.Fatalf("the turn ended (%v) while the write of the turn before still blocked", s.err)
+	case <-time.After(200 * time.Millisecond): // what is tested is that nothing comes
+	}
+	release()
+	require.NoError(t, s.wait(t).err)
+	require.Zero(t, w.overlap.Load(), "writes at once")
+	require.Equal(t, "one\ntwo\n", w.got.String())
 }

@@ -36,6 +36,9 @@ type relay struct {
 	// limit is the request's own time limit (zero: none): a write to
 	// stdout or stderr still blocked then is given up (see output).
 	limit time.Time
+	// after, when set, is closed once a write a turn before abandoned
+	// has returned (see output): nothing is written before.
+	after <-chan struct{}
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
@@ -61,7 +64,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	}()
 	stopWatch := sync.OnceFunc(func() { close(first); watching.Wait() })
 	defer stopWatch()
-	r.out = startOutput(r.limit)
+	r.out = startOutput(r.limit, r.after)
 	defer r.out.stop()
 
 	lines := reply.lines
