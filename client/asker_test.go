@@ -21,35 +21,16 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// asked is an Asker's turn running on its own goroutine.
-type asked struct {
-	stdout bytes.Buffer
-	res    Result
-	err    error
-	done   chan struct{}
-}
-
-// startTurn runs a.Ask for t on a goroutine the test waits for.
-func startTurn(tt *testing.T, ctx context.Context, a *Asker, t Turn) *asked {
+// startTurn runs a.Ask for t on a goroutine the test waits for; its
+// answer goes to the call's stdout unless t.Stdout is set.
+func startTurn(tt *testing.T, ctx context.Context, a *Asker, t Turn) *call {
 	tt.Helper()
-	s := &asked{done: make(chan struct{})}
-	if t.Stdout == nil {
-		t.Stdout = &s.stdout
-	}
-	go func() { defer close(s.done); s.res, s.err = a.Ask(ctx, t) }()
-	tt.Cleanup(func() { <-s.done })
-	return s
-}
-
-func (s *asked) wait(t *testing.T) *asked {
-	t.Helper()
-	select {
-	case <-s.done:
-		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("Ask did not return")
-		return nil
-	}
+	return startCall(tt, func(c *call) (Result, error) {
+		if t.Stdout == nil {
+			t.Stdout = &c.stdout
+		}
+		return a.Ask(ctx, t)
+	})
 }
 
 // openAsker opens an Asker of dir, closed when the test ends, whose
@@ -231,7 +212,7 @@ func TestAskerOneTurnAtATime(t *testing.T) {
 	q1 := c.next()
 	s2 := startTurn(t, context.Background(), a, Turn{Input: []byte("two")})
 	select {
-	case q := <-c.asks:
+	case q := <-c.got:
 		t.Fatalf("a second line %q while the first turn runs", q.Input)
 	case <-time.After(100 * time.Millisecond): // what is tested is that nothing comes
 	}
