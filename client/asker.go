@@ -35,7 +35,8 @@ type Turn struct {
 	Limit, Quiet time.Duration
 	// Stdout receives the answer as it comes (nil: it is dropped); a
 	// write still blocked when the turn's context ends is abandoned, as
-	// Ask's is.
+	// Ask's is, and the next turn writes nothing, to its own Stdout or
+	// the same, before that write has returned.
 	Stdout io.Writer
 }
 
@@ -68,6 +69,10 @@ type Asker struct {
 	end   context.CancelFunc // ends life: Close
 	once  sync.Once
 	reply *replyFIFO // nil after a turn that gave it up
+	// writing is closed once a write to Stdout that a turn abandoned has
+	// returned; nil when none is under way. The next turn writes nothing
+	// before.
+	writing <-chan struct{}
 }
 
 // OpenAsker opens an Asker of the conversation served in dir. It fails,
@@ -168,8 +173,10 @@ func (a *Asker) relayTurn(ctx context.Context, id string, line []byte, watch *ag
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	r := &relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn}
-	return r.run(ctx, a.reply, watch)
+	r := &relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing}
+	res, err := r.run(ctx, a.reply, watch)
+	a.writing = r.out.pending()
+	return res, err
 }
 
 // Close ends a turn under way (it returns ErrClosed), removes the reply

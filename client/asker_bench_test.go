@@ -23,7 +23,7 @@ func BenchmarkAskerTurn(b *testing.B) {
 		defer close(served)
 		for {
 			select {
-			case q := <-c.asks:
+			case q := <-c.got:
 				w := c.openReply(q)
 				var f []byte
 				f = protocol.AppendData(f, q.ID, protocol.FrameAnswer, []byte("1\n"))

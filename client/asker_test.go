@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,35 +21,16 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// asked is an Asker's turn running on its own goroutine.
-type asked struct {
-	stdout bytes.Buffer
-	res    Result
-	err    error
-	done   chan struct{}
-}
-
-// startTurn runs a.Ask for t on a goroutine the test waits for.
-func startTurn(tt *testing.T, ctx context.Context, a *Asker, t Turn) *asked {
+// startTurn runs a.Ask for t on a goroutine the test waits for; its
+// answer goes to the call's stdout unless t.Stdout is set.
+func startTurn(tt *testing.T, ctx context.Context, a *Asker, t Turn) *call {
 	tt.Helper()
-	s := &asked{done: make(chan struct{})}
-	if t.Stdout == nil {
-		t.Stdout = &s.stdout
-	}
-	go func() { defer close(s.done); s.res, s.err = a.Ask(ctx, t) }()
-	tt.Cleanup(func() { <-s.done })
-	return s
-}
-
-func (s *asked) wait(t *testing.T) *asked {
-	t.Helper()
-	select {
-	case <-s.done:
-		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("Ask did not return")
-		return nil
-	}
+	return startCall(tt, func(c *call) (Result, error) {
+		if t.Stdout == nil {
+			t.Stdout = &c.stdout
+		}
+		return a.Ask(ctx, t)
+	})
 }
 
 // openAsker opens an Asker of dir, closed when the test ends, whose
@@ -229,7 +212,7 @@ func TestAskerOneTurnAtATime(t *testing.T) {
 	q1 := c.next()
 	s2 := startTurn(t, context.Background(), a, Turn{Input: []byte("two")})
 	select {
-	case q := <-c.asks:
+	case q := <-c.got:
 		t.Fatalf("a second line %q while the first turn runs", q.Input)
 	case <-time.After(100 * time.Millisecond): // what is tested is that nothing comes
 	}
@@ -313,4 +296,90 @@ func TestOpenAskerRefused(t *testing.T) {
 	_, err = OpenAsker(dir, AskerOptions{})
 	require.ErrorIs(t, err, ErrNoAgent)
 	requireNoReplies(t, dir)
+}
+
+// cancelWriter takes a turn's write to Stdout and cancels the turn's
+// context right after, on a goroutine of its own: sometimes while the
+// turn's end frame, read with the answer, is taken.
+type cancelWriter struct{ cancel context.CancelFunc }
+
+func (w cancelWriter) Write(b []byte) (int, error) { go w.cancel(); return len(b), nil }
+
+// A context that ends just as a turn's last frame is taken leaves nothing
+// behind on the kept reply FIFO: whether that turn ends with its frame or
+// with ctx's error, the next turn is answered.
+func TestAskerContextEndsAtLastFrame(t *testing.T) {
+	checkLeaks(t)
+	dir := newConversationDir(t)
+	c := startFakeConversation(t, dir)
+	a := openAsker(t, dir, nil)
+	for i := range 100 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := startTurn(t, ctx, a, Turn{Input: []byte("q"), Stdout: cancelWriter{cancel}})
+		c.answer(c.next(), "a\n") // the answer and the end frame in one write
+		s.wait(t)
+		cancel()
+		s = startTurn(t, context.Background(), a, Turn{Input: []byte("next")})
+		c.answer(c.next(), "fine\n")
+		require.NoError(t, s.wait(t).err, "try %d", i)
+		require.Equal(t, "fine\n", s.stdout.String())
+	}
+}
+
+// heldWriter holds its first write until release is closed, and counts
+// writes under way at once.
+type heldWriter struct {
+	entered, release chan struct{}
+	once             sync.Once
+	mu               sync.Mutex
+	got              bytes.Buffer
+	active, overlap  atomic.Int32
+}
+
+func (w *heldWriter) Write(b []byte) (int, error) {
+	if w.active.Add(1) > 1 {
+		w.overlap.Add(1)
+	}
+	defer w.active.Add(-1)
+	first := false
+	w.once.Do(func() { first = true })
+	if first {
+		close(w.entered)
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.got.Write(b)
+}
+
+// A write to Stdout that a turn abandoned (its context ended while the
+// write blocked) is waited for before the next turn writes to its Stdout:
+// the two never run at once, and the answers keep their order.
+func TestAskerAbandonedWriteBeforeNext(t *testing.T) {
+	checkLeaks(t)
+	dir := newConversationDir(t)
+	c := startFakeConversation(t, dir)
+	a := openAsker(t, dir, nil)
+	w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(w.release) })
+	defer release()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := startTurn(t, ctx, a, Turn{Input: []byte("1"), Stdout: w})
+	c.answer(c.next(), "one\n")
+	<-w.entered
+	cancel()
+	require.ErrorIs(t, s.wait(t).err, context.Canceled, "the blocked write is abandoned")
+
+	s = startTurn(t, context.Background(), a, Turn{Input: []byte("2"), Stdout: w})
+	c.answer(c.next(), "two\n")
+	select {
+	case <-s.done:
+		t.Fatalf("the turn ended (%v) while the write of the turn before still blocked", s.err)
+	case <-time.After(200 * time.Millisecond): // what is tested is that nothing comes
+	}
+	release()
+	require.NoError(t, s.wait(t).err)
+	require.Zero(t, w.overlap.Load(), "writes at once")
+	require.Equal(t, "one\ntwo\n", w.got.String())
 }

@@ -35,7 +35,8 @@
 //     A turn that does not end with its last frame gives the FIFO up (the
 //     agent interrupts the turn) and the next turn makes a new one; Close
 //     removes it. Between turns it holds a fixed set of descriptors and,
-//     but for a write to Stdout abandoned as below, no goroutine.
+//     but for a write to Stdout abandoned as below, no goroutine; the
+//     next turn writes nothing before that write has returned.
 //   - The private reply FIFO Send makes is removed on every way out Send
 //     lives to see (the agent sweeps away what a SIGKILLed one leaves).
 //     Its name is 128 random bits; the request always carries an id, and

@@ -21,18 +21,24 @@ import (
 	"github.com/fifobridge/fifobridge/status"
 )
 
-// fakeAgent plays an exec-mode agent on temporary FIFOs: it reads request
-// lines from DIR/in and hands each to the test, which answers it by hand.
-type fakeAgent struct {
-	t        *testing.T
-	dir      string
-	in       *os.File
-	requests chan protocol.Parsed
-	raw      chan []byte // every line read, blank ones too
-	done     chan struct{}
-	once     sync.Once
-	lock     *os.File // DIR/lock, held as an agent does until it dies
+// fakeServer plays an agent's reading of one of its input FIFOs in DIR
+// (DIR/in, DIR/ask) on temporary FIFOs, holding DIR/lock as an agent
+// does: it parses each line read and hands it to the test, which answers
+// it by hand on the reply FIFO the line names.
+type fakeServer[T any] struct {
+	t     testing.TB
+	dir   string
+	in    *os.File
+	got   chan T         // each line that is not blank, parsed
+	raw   chan []byte    // the first lines read, blank ones too
+	reply func(T) string // the reply FIFO a line names
+	done  chan struct{}
+	once  sync.Once
+	lock  *os.File // DIR/lock, held as an agent does until it dies
 }
+
+// fakeAgent plays an exec-mode agent: it reads request lines from DIR/in.
+type fakeAgent struct{ *fakeServer[protocol.Parsed] }
 
 // newDir makes DIR with an input FIFO nobody reads and replies/.
 func newDir(t *testing.T) string {
@@ -41,9 +47,16 @@ func newDir(t *testing.T) string {
 }
 
 // newDirAt makes an input FIFO nobody reads and replies/ in dir.
-func newDirAt(t *testing.T, dir string) string {
+func newDirAt(t testing.TB, dir string) string {
 	t.Helper()
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "in"), 0o600))
+	return makeServed(t, dir, inName)
+}
+
+// makeServed makes the input FIFO name, which nobody reads, and replies/
+// in dir.
+func makeServed(t testing.TB, dir, name string) string {
+	t.Helper()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, name), 0o600))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "replies"), 0o755))
 	return dir
 }
@@ -51,63 +64,74 @@ func newDirAt(t *testing.T, dir string) string {
 // startFakeAgent reads DIR/in until the test ends or stopReading is called.
 func startFakeAgent(t *testing.T, dir string) *fakeAgent {
 	t.Helper()
-	in, err := os.OpenFile(filepath.Join(dir, "in"), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	parse := func(line []byte) protocol.Parsed { req, _ := protocol.ParseRequest(line); return req }
+	return &fakeAgent{startFakeServer(t, dir, inName, parse, func(req protocol.Parsed) string { return req.Reply })}
+}
+
+// startFakeServer reads DIR/name until the test ends or stopReading is
+// called, holding DIR/lock until then or die.
+func startFakeServer[T any](t testing.TB, dir, name string, parse func([]byte) T, reply func(T) string) *fakeServer[T] {
+	t.Helper()
+	in, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	require.NoError(t, err)
-	a := &fakeAgent{t: t, dir: dir, in: in, requests: make(chan protocol.Parsed, 16), raw: make(chan []byte, 64), done: make(chan struct{})}
+	s := &fakeServer[T]{t: t, dir: dir, in: in, got: make(chan T, 16), raw: make(chan []byte, 64), reply: reply, done: make(chan struct{})}
 	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
-	a.lock, err = status.Lock(d, 0o644)
+	s.lock, err = status.Lock(d, 0o644)
 	d.Close()
 	require.NoError(t, err)
-	go a.read()
-	t.Cleanup(a.stopReading)
-	t.Cleanup(a.die)
-	return a
+	go s.read(parse)
+	t.Cleanup(s.stopReading)
+	t.Cleanup(s.die)
+	return s
 }
 
 // die releases the agent's lock, as the death of an agent does.
-func (a *fakeAgent) die() { a.lock.Close() }
+func (s *fakeServer[T]) die() { s.lock.Close() }
 
-func (a *fakeAgent) read() {
-	defer close(a.done)
-	lines := protocol.NewLineReader(a.in, 1<<20)
+func (s *fakeServer[T]) read(parse func([]byte) T) {
+	defer close(s.done)
+	lines := protocol.NewLineReader(s.in, 1<<20)
 	for {
 		line, err := lines.Next()
 		if err != nil {
 			return
 		}
-		a.raw <- append([]byte(nil), line...)
+		select {
+		case s.raw <- append([]byte(nil), line...):
+		default: // only the first lines are kept
+		}
 		if protocol.IsBlank(line) {
 			continue
 		}
-		req, _ := protocol.ParseRequest(line)
-		a.requests <- req
+		s.got <- parse(line)
 	}
 }
 
 // stopReading closes the input FIFO, as an agent does when it stops, and
 // waits for the reading goroutine.
-func (a *fakeAgent) stopReading() {
-	a.once.Do(func() { a.in.Close(); <-a.done })
+func (s *fakeServer[T]) stopReading() {
+	s.once.Do(func() { s.in.Close(); <-s.done })
 }
 
-// next returns the next request read.
-func (a *fakeAgent) next() protocol.Parsed {
-	a.t.Helper()
+// next returns the next line read, parsed.
+func (s *fakeServer[T]) next() T {
+	s.t.Helper()
 	select {
-	case r := <-a.requests:
+	case r := <-s.got:
 		return r
 	case <-time.After(10 * time.Second):
-		a.t.Fatal("no request arrived")
-		return protocol.Parsed{}
+		s.t.Fatal("no line arrived")
+		var zero T
+		return zero
 	}
 }
 
-// openReply opens the reply FIFO a request names, as the agent does.
-func (a *fakeAgent) openReply(req protocol.Parsed) *os.File {
-	a.t.Helper()
-	w, err := fifo.OpenWriterNow(filepath.Join(a.dir, "replies", req.Reply))
-	require.NoError(a.t, err)
+// openReply opens the reply FIFO line names, as the agent does.
+func (s *fakeServer[T]) openReply(line T) *os.File {
+	s.t.Helper()
+	w, err := fifo.OpenWriterNow(filepath.Join(s.dir, "replies", s.reply(line)))
+	require.NoError(s.t, err)
 	return w
 }
 

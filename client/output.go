@@ -26,7 +26,8 @@ import (
 // way is done. A write abandoned because the context ended is left to end
 // by itself: send and ask exit right after, which ends it; a caller of Send
 // or Ask that owns a writer which may block ends it by closing what it
-// writes to.
+// writes to. An Asker's next turn writes nothing before it has ended
+// (after, pending): the writers of two turns never run at once.
 type output struct {
 	jobs      chan func() // unbuffered: taken only by an idle goroutine
 	done      chan struct{}
@@ -37,10 +38,13 @@ type output struct {
 	// which waits a little longer for the agent's timed-out frame, runs
 	// on: a blocked stdout cannot take that frame anyway.
 	limit time.Time
+	// after, when set, is closed when a job an earlier output abandoned
+	// has returned: no job starts before.
+	after <-chan struct{}
 }
 
-func startOutput(limit time.Time) *output {
-	o := &output{jobs: make(chan func()), done: make(chan struct{}, 1), exited: make(chan struct{}), limit: limit}
+func startOutput(limit time.Time, after <-chan struct{}) *output {
+	o := &output{jobs: make(chan func()), done: make(chan struct{}, 1), exited: make(chan struct{}), limit: limit, after: after}
 	go func() {
 		defer close(o.exited)
 		for job := range o.jobs {
@@ -54,21 +58,31 @@ func startOutput(limit time.Time) *output {
 // do runs job on the output goroutine and waits until it is done, or ctx
 // is, or the limit passed, and then returns ctx's error (or
 // context.DeadlineExceeded): the job is left running. Once ctx is
-// done, no job starts.
+// done, no job starts; nor before after is closed.
 func (o *output) do(ctx context.Context, job func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	select {
-	case o.jobs <- job:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	var limit <-chan time.Time
 	if !o.limit.IsZero() {
 		t := time.NewTimer(time.Until(o.limit))
 		defer t.Stop()
 		limit = t.C
+	}
+	if o.after != nil {
+		select {
+		case <-o.after:
+			o.after = nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-limit:
+			return context.DeadlineExceeded
+		}
+	}
+	select {
+	case o.jobs <- job:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	select {
 	case <-o.done:
@@ -80,6 +94,16 @@ func (o *output) do(ctx context.Context, job func()) error {
 		o.abandoned = true
 		return context.DeadlineExceeded
 	}
+}
+
+// pending is what the next output of the same writers waits for before
+// its first job (its after): this one's abandoned job, or what this one
+// was to wait for and never did; nil when nothing is under way.
+func (o *output) pending() <-chan struct{} {
+	if o.abandoned {
+		return o.exited
+	}
+	return o.after
 }
 
 // stop ends the goroutine: at once when it is idle, when the abandoned

@@ -51,11 +51,9 @@ func TestSendStdoutBlocked(t *testing.T) {
 	r, w := blockedPipe(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &sent{done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		s.res, s.err = Send(ctx, Options{Dir: dir, Stdout: w, Stderr: &s.stderr})
-	}()
+	s := startCall(t, func(c *call) (Result, error) {
+		return Send(ctx, Options{Dir: dir, Stdout: w, Stderr: &c.stderr})
+	})
 	t.Cleanup(func() {
 		r.Close() // fails a write still blocked
 		<-s.done

@@ -36,15 +36,20 @@ type relay struct {
 	// limit is the request's own time limit (zero: none): a write to
 	// stdout or stderr still blocked then is given up (see output).
 	limit time.Time
+	// after, when set, is closed once a write a turn before abandoned
+	// has returned (see output): nothing is written before.
+	after <-chan struct{}
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
 // first frame, watch checks every watchPeriod that an agent still serves
 // the request; after it, EOF on the reply FIFO shows the agent closed it.
 func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (Result, error) {
+	// A context that ended as the turn before took its last frame woke
+	// that turn's reads all the same: the Asker's kept FIFO starts clean.
+	reply.r.SetReadDeadline(time.Time{})
 	wake := func() { reply.r.SetReadDeadline(time.Unix(1, 0)) }
-	stopCtx := context.AfterFunc(ctx, wake)
-	defer stopCtx()
+	defer whenDone(ctx, wake)()
 
 	var goneErr atomic.Pointer[error]
 	first := make(chan struct{})
@@ -59,7 +64,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	}()
 	stopWatch := sync.OnceFunc(func() { close(first); watching.Wait() })
 	defer stopWatch()
-	r.out = startOutput(r.limit)
+	r.out = startOutput(r.limit, r.after)
 	defer r.out.stop()
 
 	lines := reply.lines

@@ -18,8 +18,9 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// sent is a Send running on its own goroutine.
-type sent struct {
+// call is a call of Send or of an Asker's Ask running on its own
+// goroutine, which the test waits for.
+type call struct {
 	stdout, stderr bytes.Buffer
 	warnings       []string
 	res            Result
@@ -27,26 +28,34 @@ type sent struct {
 	done           chan struct{}
 }
 
-// startSend runs Send for o on a goroutine the test waits for.
-func startSend(t *testing.T, ctx context.Context, o Options) *sent {
+// startCall runs f on a goroutine the test waits for.
+func startCall(t *testing.T, f func(c *call) (Result, error)) *call {
 	t.Helper()
-	s := &sent{done: make(chan struct{})}
-	o.Stdout, o.Stderr = &s.stdout, &s.stderr
-	o.Warn = func(msg string) { s.warnings = append(s.warnings, msg) }
-	go func() { defer close(s.done); s.res, s.err = Send(ctx, o) }()
-	t.Cleanup(func() { <-s.done })
-	return s
+	c := &call{done: make(chan struct{})}
+	go func() { defer close(c.done); c.res, c.err = f(c) }()
+	t.Cleanup(func() { <-c.done })
+	return c
 }
 
-func (s *sent) wait(t *testing.T) *sent {
+func (c *call) wait(t *testing.T) *call {
 	t.Helper()
 	select {
-	case <-s.done:
-		return s
+	case <-c.done:
+		return c
 	case <-time.After(10 * time.Second):
-		t.Fatal("Send did not return")
+		t.Fatal("the call did not return")
 		return nil
 	}
+}
+
+// startSend runs Send for o on a goroutine the test waits for.
+func startSend(t *testing.T, ctx context.Context, o Options) *call {
+	t.Helper()
+	return startCall(t, func(c *call) (Result, error) {
+		o.Stdout, o.Stderr = &c.stdout, &c.stderr
+		o.Warn = func(msg string) { c.warnings = append(c.warnings, msg) }
+		return Send(ctx, o)
+	})
 }
 
 func TestSendRelaysOwnFrames(t *testing.T) {

@@ -62,8 +62,7 @@ func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []
 // DIR/ask); a write ctx ended leaves no deadline behind on w.
 func writeLine(ctx context.Context, w *os.File, in string, line []byte) (int, error) {
 	w.SetWriteDeadline(time.Time{})
-	stop := context.AfterFunc(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })
-	defer stop()
+	defer whenDone(ctx, func() { w.SetWriteDeadline(time.Unix(1, 0)) })()
 	if len(line) > PipeBuf {
 		if err := lock(ctx, w, in); err != nil {
 			return 0, err

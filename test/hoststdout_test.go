@@ -37,7 +37,7 @@ func TestHostStdoutBlocked(t *testing.T) {
 		a.ask("print(1)").requireAnswer(t, "1\n")
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				code := runBlocked(t, a, c.how, c.stderr, "ask", fmt.Sprintf("print('x' * %d)", big))
+				code := runBlocked(t, a, nil, c.how, c.stderr, "ask", fmt.Sprintf("print('x' * %d)", big))
 				if code != c.want {
 					t.Fatalf("ask exited %d, want %d", code, c.want)
 				}
@@ -53,7 +53,7 @@ func TestHostStdoutBlocked(t *testing.T) {
 		waitServing(t, a)
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				code := runBlocked(t, a, c.how, c.stderr, "send", "-arg", "big")
+				code := runBlocked(t, a, nil, c.how, c.stderr, "send", "-arg", "big")
 				if code != c.want {
 					t.Fatalf("send exited %d, want %d", code, c.want)
 				}
@@ -69,12 +69,13 @@ func TestHostStdoutBlocked(t *testing.T) {
 	})
 }
 
-// runBlocked runs "fifobridge NAME -dir DIR ARGS..." with its stdout (and
-// its stderr, with stderr) a pipe that nobody reads, waits until it is
+// runBlocked runs "fifobridge NAME -dir DIR ARGS..." as cred (nil: as
+// this process) with its stdout (and its stderr, with stderr) a pipe that
+// nobody reads, waits until it is
 // blocked writing to that pipe, ends it as how says (a signal, or its own
 // -timeout 2s) and returns its exit code. The pipe is read by nobody until
 // it has exited: a command that waits for its reader fails the test.
-func runBlocked(t *testing.T, a *agent, how string, stderr bool, name string, args ...string) int {
+func runBlocked(t *testing.T, a *agent, cred *syscall.Credential, how string, stderr bool, name string, args ...string) int {
 	t.Helper()
 	if how == "timeout" {
 		args = append([]string{"-timeout", "2s"}, args...)
@@ -82,6 +83,7 @@ func runBlocked(t *testing.T, a *agent, how string, stderr bool, name string, ar
 	cmd := exec.Command(agentBin, append([]string{name, "-dir", a.dir}, args...)...)
 	cmd.Env = agentEnv(t)
 	cmd.SysProcAttr = dieWithTest()
+	cmd.SysProcAttr.Credential = cred
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
