@@ -34,4 +34,6 @@
 //     buffered in the replaced FIFO are carried over. Reopen serves a new
 //     FIFO only once its caller's check accepted it, looked at on the very
 //     descriptor that will be used (Stat tells what an end uses now).
+//     An end keeps at most 16 replaced FIFOs open until they are emptied;
+//     past that, Reopen serves no new FIFO until it has emptied them.
 package fifo
