@@ -19,6 +19,8 @@
 //     the same in the path's directory, entered for the call.
 //   - RemoveUnreadAt removes only a FIFO that nobody reads and that is
 //     older than a cut-off, and only while its name still names it.
+//   - RemoveSameAt removes a FIFO only while its name still names the FIFO
+//     the caller identified (IdentifyAt), never one put in its place.
 //   - A Reply is written only while its name still names the FIFO first
 //     opened, with no other name. No error of OpenReply or of a Reply
 //     names it (Unnamed): a reply FIFO's name is its sender's secret.
