@@ -159,7 +159,7 @@ type agent struct {
 	mu      sync.Mutex
 	state   child.State
 	source  func() status.Status // the mode's own part of the status, once serving
-	created []entry
+	created []made
 
 	// roles is what each FIFO end serves; the status file names the
 	// input FIFOs from it.
@@ -179,6 +179,12 @@ type agent struct {
 type entry struct {
 	dir  *sharedir.Dir
 	name string
+}
+
+// made is a FIFO the agent made: its name, and the FIFO.
+type made struct {
+	entry
+	id fifo.ID
 }
 
 // setContainment records which containment is in force, cgroups or the
@@ -247,23 +253,32 @@ func (a *agent) setSource(f func() status.Status) {
 	a.mu.Unlock()
 }
 
+// addCreated records that the agent made the FIFO name in d, to be
+// removed at exit (removeCreated): that very FIFO, as it is identified
+// now, just after it was made.
 func (a *agent) addCreated(d *sharedir.Dir, name string) {
+	id, err := fifo.IdentifyAt(d, name)
+	if err != nil {
+		return // gone or replaced already: nothing of the agent's to remove
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, e := range a.created {
+	for i, e := range a.created {
 		if e.dir == d && e.name == name {
+			a.created[i].id = id // made again: the one before is gone
 			return
 		}
 	}
-	a.created = append(a.created, entry{d, name})
+	a.created = append(a.created, made{entry{d, name}, id})
 }
 
-// removeCreated removes the FIFOs the agent made, if FIFOs are still there.
+// removeCreated removes the FIFOs the agent made, each if its name still
+// names it: a FIFO someone else put in its place is theirs, and stays.
 func (a *agent) removeCreated() {
 	a.mu.Lock()
 	created := a.created
 	a.mu.Unlock()
 	for _, e := range created {
-		fifo.RemoveAt(e.dir, e.name)
+		fifo.RemoveSameAt(e.dir, e.name, e.id)
 	}
 }

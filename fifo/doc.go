@@ -19,6 +19,8 @@
 //     the same in the path's directory, entered for the call.
 //   - RemoveUnreadAt removes only a FIFO that nobody reads and that is
 //     older than a cut-off, and only while its name still names it.
+//   - RemoveSameAt removes a FIFO only while its name still names the FIFO
+//     the caller identified (IdentifyAt), never one put in its place.
 //   - A Reply is written only while its name still names the FIFO first
 //     opened, with no other name. No error of OpenReply or of a Reply
 //     names it (Unnamed): a reply FIFO's name is its sender's secret.
@@ -34,4 +36,6 @@
 //     buffered in the replaced FIFO are carried over. Reopen serves a new
 //     FIFO only once its caller's check accepted it, looked at on the very
 //     descriptor that will be used (Stat tells what an end uses now).
+//     An end keeps at most 16 replaced FIFOs open until they are emptied;
+//     past that, Reopen serves no new FIFO until it has emptied them.
 package fifo

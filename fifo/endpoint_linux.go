@@ -70,14 +70,22 @@ func (e *endpoint) Describe() (Info, error) {
 	return Describe(e.cur)
 }
 
+// maxRetired bounds the replaced FIFOs an end keeps open until they are
+// emptied. Whoever may rename DIR's entries can replace a FIFO every
+// time the agent looks, each time with one it keeps a byte in, while the
+// agent reads nothing (its queue full, its child not reading): past the
+// bound, Reopen serves no new FIFO until the end emptied the old ones, so
+// the agent's descriptors do not grow with every replacement.
+const maxRetired = 16
+
 // Reopen makes the end follow its path again after the entry changed. If the
 // path names a different FIFO than the open one, that FIFO is opened and,
 // unless accept (when set) refuses it, looked at on the descriptor just
 // opened, used from now on; if the path is missing and create is set, a
 // FIFO is made there with mode perm first. An entry that is not a FIFO,
-// or one accept refuses, is reported and the open FIFO stays in use.
-// changed says whether a new FIFO was opened, created whether this call
-// made it.
+// one accept refuses, or any while maxRetired replaced FIFOs are still to
+// be emptied, is reported and the open FIFO stays in use. changed says
+// whether a new FIFO was opened, created whether this call made it.
 func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error) (changed, created bool, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -99,6 +107,9 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error
 	var was unix.Stat_t
 	if err := unix.Fstat(int(e.cur.Fd()), &was); err == nil && sameFile(&was, &now) {
 		return false, created, nil
+	}
+	if len(e.retired) >= maxRetired {
+		return false, created, fmt.Errorf("reopen fifo %s: %d replaced fifos are not emptied yet; the new one is served once they are", e.Path(), len(e.retired))
 	}
 	f, err := openAt(e.dir, e.name, unix.O_RDWR|unix.O_NONBLOCK)
 	if err != nil {

@@ -2,9 +2,12 @@ package fifo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // ID identifies a FIFO over time: the device and inode numbers of its
@@ -52,12 +55,41 @@ func Describe(f *os.File) (Info, error) {
 	if err := errors.Join(cerr, serr); err != nil {
 		return Info{}, &os.PathError{Op: "statx", Path: f.Name(), Err: err}
 	}
-	i := Info{
-		ID:  ID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino},
-		Uid: stx.Uid, Mode: uint32(stx.Mode), Nlink: stx.Nlink,
+	return Info{ID: idOf(&stx), Uid: stx.Uid, Mode: uint32(stx.Mode), Nlink: stx.Nlink}, nil
+}
+
+// IdentifyAt identifies the FIFO name of d (statx relative to d's
+// descriptor, not following a link); anything but a FIFO is ErrNotFIFO.
+func IdentifyAt(d *sharedir.Dir, name string) (ID, error) {
+	if err := sharedir.CheckName(name); err != nil {
+		return ID{}, err
 	}
+	var stx unix.Statx_t
+	err := unix.Statx(d.Fd(), name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	if err != nil {
+		return ID{}, &os.PathError{Op: "statx", Path: d.Join(name), Err: err}
+	}
+	if uint32(stx.Mode)&unix.S_IFMT != unix.S_IFIFO {
+		return ID{}, fmt.Errorf("%s: %w (%s)", d.Join(name), ErrNotFIFO, describe(fileType(uint32(stx.Mode))))
+	}
+	return idOf(&stx), nil
+}
+
+// RemoveSameAt removes the entry name of d if it is still the FIFO id
+// identifies (unlinkat: only that entry), and reports whether it did:
+// a FIFO someone else put in its place is theirs, and stays.
+func RemoveSameAt(d *sharedir.Dir, name string, id ID) (bool, error) {
+	now, err := IdentifyAt(d, name)
+	if err != nil || !now.Same(id) {
+		return false, err
+	}
+	return true, d.Remove(name)
+}
+
+func idOf(stx *unix.Statx_t) ID {
+	id := ID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}
 	if stx.Mask&unix.STATX_BTIME != 0 {
-		i.Btime = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
+		id.Btime = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
 	}
-	return i, nil
+	return id
 }

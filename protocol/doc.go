@@ -18,12 +18,15 @@
 //     that ValidReplyName refuses, even with an error.
 //   - LineReader never holds more than its limit of one line, however long
 //     the line or however the writer split it.
-//   - No line that may hold bytes of two writers is taken (seal.go): one
-//     over MaxUnsealed bytes must match its seal (its size and the SHA-256
-//     of its bytes, which WireLine writes), and no JSON line may give a
-//     key twice, as encoding/json matches keys (keys.go). Such a line is
-//     refused with ErrDamaged, and the reply it names is only that of its
-//     first MaxUnsealed bytes, one writer's atomic write.
+//   - No sealed line that holds bytes of two writers is taken (seal.go):
+//     a line that begins with a seal must match it (its size and the
+//     SHA-256 of its bytes, which WireLine writes for every line over
+//     MaxUnsealed bytes), and no JSON line may give a key twice, as
+//     encoding/json matches keys (keys.go). Such a line is refused with
+//     ErrDamaged, and the reply it names is only that of its first
+//     MaxUnsealed bytes, one writer's atomic write. A long line without a
+//     seal is taken as the exec protocol has always taken it: its writer
+//     vouches for nothing.
 //
 // It does not keep a writer from cutting another's long line short or
 // putting bytes into it: the kernel lets any writer of a FIFO do that.

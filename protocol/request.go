@@ -72,10 +72,11 @@ func IsBlank(line []byte) bool {
 // id and reply the line named, as far as they could be read and are valid,
 // so that the error reaches the right reader.
 //
-// A line that may hold another writer's bytes (over MaxUnsealed bytes
-// without a seal, not matching its seal, or giving a key twice) is
-// refused with an error that wraps ErrDamaged; the id and reply it
-// returns then are those of the line's first MaxUnsealed bytes.
+// A line that may hold another writer's bytes (one not matching its
+// seal, or giving a key twice) is refused with an error that wraps
+// ErrDamaged; the id and reply it returns then are those of the line's
+// first MaxUnsealed bytes. A line without a seal is taken at any length
+// (see seal.go).
 func ParseRequest(line []byte) (Parsed, error) {
 	var r Parsed
 	if err := checkSeal(line); err != nil {

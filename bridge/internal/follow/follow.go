@@ -85,6 +85,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	reported := map[string]bool{} // paths whose wrong content was logged
+	var carry carrier
 	reopen := func(f End, create bool) {
 		var accept func(fifo.Info) error
 		if o.Roles != nil {
@@ -110,8 +111,7 @@ func Ends(ctx context.Context, ends []End, o Options) {
 			if o.Sink != nil && f.FIFO == Reopener(o.Sink) {
 				// Output waiting in the old FIFO moves now, not with the
 				// child's next write; closing the sink ends the wait.
-				wg.Add(1)
-				go func() { defer wg.Done(); o.Sink.CarryOver() }()
+				carry.start(&wg, o.Sink)
 			}
 		}
 		reported[f.Path] = false
@@ -156,4 +156,43 @@ func warnReaders(log *slog.Logger, f End) {
 		log.Warn("input fifo readable by other users: they can read the requests and the names of their reply fifos",
 			"path", f.Path, "mode", fmt.Sprintf("%04o", st.Mode&0o7777), "uid", st.Uid)
 	}
+}
+
+// carrier runs a Sink's CarryOver in one goroutine at a time. While
+// nobody reads the output FIFO, a write to the Sink waits, and so does
+// every CarryOver: one goroutine each time the FIFO was replaced would
+// pile up for as long as nobody reads. One that runs, or waits to, moves
+// the bytes of every FIFO replaced before it takes the Sink; one more
+// round follows when a FIFO was replaced while it ran.
+type carrier struct {
+	mu      sync.Mutex
+	running bool // a goroutine runs CarryOver, or is about to
+	again   bool // a FIFO was replaced since it began
+}
+
+// start has s carry over the bytes of its replaced FIFOs, in a goroutine
+// that wg counts, unless one runs already; it then makes one more round.
+func (c *carrier) start(wg *sync.WaitGroup, s *fifo.Sink) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		c.again = true
+		return
+	}
+	c.running = true
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			s.CarryOver()
+			c.mu.Lock()
+			if !c.again {
+				c.running = false
+				c.mu.Unlock()
+				return
+			}
+			c.again = false
+			c.mu.Unlock()
+		}
+	}()
 }
