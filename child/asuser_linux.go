@@ -3,7 +3,9 @@ package child
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -26,22 +28,71 @@ import (
 // asUser fails, without running f, when the agent may not take cred's
 // ids: then a child could not either.
 //
-// What it leaves behind: when the effective uid changes, the kernel makes
-// the whole process not dumpable (PR_SET_DUMPABLE 0, as after a setuid
-// program's start), which keeps the child's user from tracing the thread
-// while it has that user's ids. asUser leaves it so: the agent's /proc
-// files stay root's, and no process of the child's user may trace it.
+// What it changes for the whole process, for a while: when the thread's
+// ids change, the kernel makes the process not dumpable (PR_SET_DUMPABLE
+// 0, as after a setuid program's start), which keeps the child's user
+// from tracing the thread, or opening its /proc/PID/task/TID/mem, while
+// it has that user's ids. Once that thread is gone no thread has them,
+// and asUser makes the process dumpable again if it was before: a
+// process not dumpable keeps root without CAP_SYS_PTRACE (docker exec,
+// kubectl debug) out of /proc/1/fd, /proc/1/root and the like, and
+// dumps no core. When the thread cannot be seen gone (see threadGone),
+// the process stays not dumpable, which is safe. asUser returns once its
+// thread is gone, and calls run one at a time, so that no thread of
+// another has a child's ids when the process is made dumpable.
 func asUser(cred *syscall.Credential, f func()) error {
-	done := make(chan error, 1)
+	asUserMu.Lock()
+	defer asUserMu.Unlock()
+	wasDumpable, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	type result struct {
+		tid int
+		err error
+	}
+	done := make(chan result, 1)
 	go onOtherThread(func() {
+		tid := unix.Gettid()
 		if err := setThreadCredential(cred); err != nil {
-			done <- err
+			done <- result{tid, err} // the thread ends all the same
 			return
 		}
 		f()
-		done <- nil
+		done <- result{tid, nil}
 	})
-	return <-done
+	res := <-done
+	// The thread outlives no call; a failure to see it gone leaves the
+	// process as the kernel made it: not dumpable.
+	if threadGone(res.tid, threadGoneWithin) && wasDumpable == 1 {
+		unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+	}
+	return res.err
+}
+
+// asUserMu is held for the whole of an asUser call, the thread's end
+// included.
+var asUserMu sync.Mutex
+
+// threadGoneWithin bounds how long asUser waits for its thread to end:
+// the runtime ends it as soon as its goroutine returns, in microseconds.
+const threadGoneWithin = time.Second
+
+// threadGone waits until the thread tid of this process has ended and
+// been released by the kernel, when nothing of it (its ids, its /proc
+// entry) is left, and reports whether it saw that within limit. The
+// kernel has no way to wait for a thread of one's own process (and
+// pidfd_open's PIDFD_THREAD is Linux 6.9's), so it looks, at growing
+// intervals.
+func threadGone(tid int, limit time.Duration) bool {
+	pid := unix.Getpid()
+	deadline := time.Now().Add(limit)
+	for pause := 10 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
+		if unix.Tgkill(pid, tid, 0) == unix.ESRCH {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
+	}
 }
 
 // onOtherThread runs f on a goroutine locked, for good, to an OS thread

@@ -64,8 +64,10 @@
 //     (EMFILE) still stops a tree: the files a stop opens come from a
 //     reserve of descriptors when none is left (internal/procfs).
 //   - LookPath asks the kernel as the child would: with a Credential, on a
-//     thread that takes the child's ids for the check and is then ended,
-//     so no other goroutine ever runs with them. A script's #!
+//     thread that takes the child's ids for the check and is ended before
+//     LookPath returns, so no other goroutine ever runs with them. The
+//     kernel makes the agent not dumpable meanwhile; LookPath makes it
+//     dumpable again once that thread is gone, if it was. A script's #!
 //     interpreter is checked too, one level deep.
 //   - A Supervisor's Snapshot says when its child is in a crash loop:
 //     from the third run in a row that ended within Window, through the
