@@ -6,6 +6,8 @@
 package leakcheck
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -42,15 +44,29 @@ func FDs(t testing.TB) int {
 // Children lists this process's children, zombies included.
 func Children(t testing.TB) []string {
 	t.Helper()
+	for {
+		pids, ok := children(t)
+		if ok {
+			return pids
+		}
+	}
+}
+
+// children lists the children of every thread of this process; ok is
+// false when a thread ended during the scan (its file went away, and its
+// children went to another thread): the caller scans again.
+func children(t testing.TB) (pids []string, ok bool) {
 	files, err := filepath.Glob("/proc/self/task/*/children")
 	require.NoError(t, err)
-	var pids []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			return nil, false
+		}
 		require.NoError(t, err)
 		pids = append(pids, strings.Fields(string(b))...)
 	}
-	return pids
+	return pids, true
 }
 
 // Check checks, when the test ends, that it left no child, descriptor or
