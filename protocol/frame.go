@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -41,6 +42,10 @@ type Frame struct {
 	// NotReady names a child that was not ready for an ask past its
 	// limit, and quotes its last line.
 	NotReady string `json:"not_ready,omitempty"`
+	// Reused says an open found its session open already.
+	Reused bool `json:"reused,omitempty"`
+	// Sessions is the answer to a list: the status file's "sessions".
+	Sessions json.RawMessage `json:"sessions,omitempty"`
 }
 
 // Bytes returns the payload of a stdout or stderr frame.

@@ -3,11 +3,13 @@
 package status
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -91,4 +93,26 @@ func TestReadOwnedAt(t *testing.T) {
 	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "status.json"), 0o600))
 	_, err = ReadOwnedAt(d, "status.json", uint32(me))
 	require.ErrorContains(t, err, "not a regular file")
+}
+
+func TestSessionsModeHasNoChild(t *testing.T) {
+	b, err := json.Marshal(Status{Mode: ModeSessions, Child: ChildStatus{PID: 3}})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.NotContains(t, m, "child")
+	assert.Equal(t, []any{}, m["sessions"])
+
+	b, err = json.Marshal(Status{Mode: ModeSessions, Sessions: []Session{{Name: "sh1", PID: 12, Tty: true}}})
+	require.NoError(t, err)
+	var back Status
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Len(t, back.Sessions, 1)
+	assert.Equal(t, "sh1", back.Sessions[0].Name)
+
+	b, err = json.Marshal(Status{Mode: "stream", Child: ChildStatus{PID: 3}})
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Contains(t, m, "child")
+	assert.NotContains(t, m, "sessions")
 }

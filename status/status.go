@@ -48,6 +48,53 @@ type Status struct {
 	Tee *Tee `json:"tee,omitempty"`
 	// Transcript counts the output FIFO's bytes with -prompt.
 	Transcript *Transcript `json:"transcript,omitempty"`
+	// Sessions lists the open sessions in sessions mode, by name, where
+	// the other modes have Child; the file then has no "child".
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// ModeSessions is the mode of an agent that serves sessions.
+const ModeSessions = "sessions"
+
+// MarshalJSON writes the status file's JSON: in sessions mode without
+// "child" and with "sessions" always present (empty when none is open).
+func (s Status) MarshalJSON() ([]byte, error) {
+	type plain Status
+	if s.Mode != ModeSessions {
+		return json.Marshal(plain(s))
+	}
+	sessions := s.Sessions
+	if sessions == nil {
+		sessions = []Session{}
+	}
+	// The outer fields, less deep, hide the embedded ones of the same
+	// name.
+	return json.Marshal(struct {
+		plain
+		Child    *struct{} `json:"child,omitempty"`
+		Sessions []Session `json:"sessions"`
+	}{plain: plain(s), Sessions: sessions})
+}
+
+// Session is one open session of sessions mode: its child as ChildStatus
+// tells a stream child, and what the session is.
+type Session struct {
+	Name      string    `json:"name"`
+	PID       int       `json:"pid"`
+	State     string    `json:"state"`
+	StartedAt time.Time `json:"started_at"`
+	Restarts  int       `json:"restarts"`
+	Tty       bool      `json:"tty"`
+	// Child is the session's child as the other modes' "child" tells
+	// it: starts, last exit, crash loop, terminal size.
+	Child ChildStatus `json:"child"`
+	// Turn is the session's conversation; absent without a prompt.
+	Turn *Turn `json:"turn,omitempty"`
+	// Transcript counts the session's output FIFO with a prompt.
+	Transcript *Transcript `json:"transcript,omitempty"`
+	// Inputs names the session's input FIFOs as the top level's Inputs
+	// names DIR's.
+	Inputs map[string]FIFO `json:"inputs,omitempty"`
 }
 
 // FIFO identifies a FIFO (see fifo.ID): the device and inode numbers of

@@ -1,0 +1,181 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Frame types that answer the control lines of sessions mode, besides
+// error, which means there what it means in exec mode.
+const (
+	FrameOpened   = "opened"
+	FrameClosed   = "closed"
+	FrameSessions = "sessions"
+	FrameSignaled = "signaled"
+)
+
+// Operations of a control line on DIR/in in sessions mode.
+const (
+	OpOpen   = "open"
+	OpClose  = "close"
+	OpList   = "list"
+	OpSignal = "signal"
+)
+
+// MaxSessionName is the longest session name, in bytes.
+const MaxSessionName = 64
+
+// Control is one control line of sessions mode, as one JSON object on one
+// line of DIR/in. Reply is required: a control line is answered on its
+// own reply FIFO only. The fields after Session are open's: those left
+// out keep the run's settings.
+type Control struct {
+	ID      string `json:"id,omitempty"`
+	Reply   string `json:"reply,omitempty"`
+	Op      string `json:"op"`
+	Session string `json:"session,omitempty"`
+	// Signal is the signal of "op":"signal", a name such as INT or
+	// SIGINT, or a number.
+	Signal string `json:"signal,omitempty"`
+
+	// Reuse makes an open of a session that is open already a success
+	// that starts nothing.
+	Reuse        bool     `json:"reuse,omitempty"`
+	Tty          *bool    `json:"tty,omitempty"`
+	Size         string   `json:"size,omitempty"` // COLSxROWS, with a terminal
+	Prompt       *string  `json:"prompt,omitempty"`
+	Continuation *string  `json:"continuation,omitempty"`
+	Args         []string `json:"args,omitempty"`
+	Env          []string `json:"env,omitempty"` // K=V each
+	Cwd          string   `json:"cwd,omitempty"`
+	// Timeout is how long an open waits for its child's first prompt
+	// (with a prompt), a Go duration; close's own wait is the client's.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// ParsedControl is a control line understood: its timeout as a duration
+// (0: none given).
+type ParsedControl struct {
+	Control
+	Limit time.Duration
+}
+
+// ValidSessionName reports whether name may name a session: 1 to 64 of
+// [A-Za-z0-9._-], not beginning with ".", so that it is one plain entry
+// of DIR/sessions and never "." or "..".
+func ValidSessionName(name string) bool {
+	if len(name) > MaxSessionName || strings.HasPrefix(name, ".") {
+		return false
+	}
+	return ValidReplyName(name)
+}
+
+// ParseControl reads one control line of sessions mode (without its
+// newline). On error the returned line still carries the id and reply the
+// line named, as far as they could be read and are valid, so that the
+// error reaches its sender. A line that may hold another writer's bytes is
+// refused with an error that wraps ErrDamaged, as ParseRequest refuses it.
+func ParseControl(line []byte) (ParsedControl, error) {
+	var c ParsedControl
+	if err := checkSeal(line); err != nil {
+		c.ID, c.Reply = SalvageHead(line)
+		return c, err
+	}
+	if len(line) == 0 || line[0] != '{' {
+		return c, errors.New(`invalid control line: in sessions mode DIR/in takes JSON lines such as {"id":"o1","reply":"R","op":"open","session":"sh1"}; send is for exec mode`)
+	}
+	if err := json.Unmarshal(line, &c.Control); err != nil {
+		c.Control = Control{}
+		c.ID, c.Reply = SalvageHead(line)
+		return c, fmt.Errorf("invalid control line: %s", jsonError(err))
+	}
+	if err := checkKeys(line); err != nil {
+		c.Control = Control{}
+		c.ID, c.Reply = SalvageHead(line)
+		return c, err
+	}
+	r := Request{ID: c.ID, Reply: c.Reply}
+	if err := checkHead(&r); err != nil {
+		c.ID, c.Reply = r.ID, r.Reply
+		return c, err
+	}
+	if c.Reply == "" {
+		return c, errors.New(`invalid control line: "reply" is required (a FIFO in DIR/replies)`)
+	}
+	return c, checkControl(&c)
+}
+
+// checkControl refuses an unknown op, a bad session name and a bad
+// timeout.
+func checkControl(c *ParsedControl) error {
+	switch c.Op {
+	case OpOpen, OpClose, OpSignal:
+		if !ValidSessionName(c.Session) {
+			return fmt.Errorf("invalid session name %q: want 1 to %d of A-Z a-z 0-9 . _ -, not beginning with .",
+				truncateName(c.Session), MaxSessionName)
+		}
+	case OpList:
+	default:
+		return fmt.Errorf(`invalid op %q: want "open", "close", "list" or "signal"`, truncateName(c.Op))
+	}
+	if c.Op == OpSignal && c.Signal == "" {
+		return errors.New(`invalid signal line: "signal" is required, e.g. "INT"`)
+	}
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("invalid timeout %q: want a positive duration such as 30s", truncateName(c.Timeout))
+		}
+		c.Limit = d
+	}
+	return nil
+}
+
+func truncateName(s string) string {
+	if len(s) > 2*MaxSessionName {
+		return s[:MaxSessionName] + "..."
+	}
+	return s
+}
+
+// AppendOpened appends the frame that says a session's child started (or,
+// reused, was open already).
+func AppendOpened(b []byte, id string, pid int, reused bool) []byte {
+	b = appendHead(b, id, FrameOpened)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	if reused {
+		b = append(b, `,"reused":true`...)
+	}
+	return append(b, "}\n"...)
+}
+
+// AppendClosed appends the frame that says a session is closed, with its
+// last child's status (the code, or 128+N for signal N).
+func AppendClosed(b []byte, id string, code int) []byte {
+	b = appendHead(b, id, FrameClosed)
+	b = append(b, `,"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	return append(b, "}\n"...)
+}
+
+// AppendSessions appends the answer to a list: sessions is the JSON array
+// the status file's "sessions" holds.
+func AppendSessions(b []byte, id string, sessions json.RawMessage) []byte {
+	b = appendHead(b, id, FrameSessions)
+	b = append(b, `,"sessions":`...)
+	if len(sessions) == 0 {
+		sessions = json.RawMessage("[]")
+	}
+	b = append(b, sessions...)
+	return append(b, "}\n"...)
+}
+
+// AppendSignaled appends the frame that says a session's signal was sent.
+func AppendSignaled(b []byte, id string) []byte {
+	return append(appendHead(b, id, FrameSignaled), "}\n"...)
+}

@@ -1,0 +1,86 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidSessionName(t *testing.T) {
+	for _, name := range []string{"sh1", "a", "A.b_c-9", strings.Repeat("x", 64), "x.."} {
+		assert.True(t, ValidSessionName(name), name)
+	}
+	for _, name := range []string{"", ".hid", ".", "..", "../x", "a/b", strings.Repeat("x", 65), "a b", "é", "a\x00"} {
+		assert.False(t, ValidSessionName(name), name)
+	}
+}
+
+func TestParseControl(t *testing.T) {
+	c, err := ParseControl([]byte(`{"id":"o1","reply":"R","op":"open","session":"sh1","tty":true,"args":["-x"],"timeout":"5s"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "o1", c.ID)
+	assert.Equal(t, "R", c.Reply)
+	assert.Equal(t, OpOpen, c.Op)
+	assert.Equal(t, "sh1", c.Session)
+	require.NotNil(t, c.Tty)
+	assert.True(t, *c.Tty)
+	assert.Equal(t, []string{"-x"}, c.Args)
+	assert.Equal(t, "5s", c.Timeout)
+	assert.Equal(t, int64(5e9), int64(c.Limit))
+
+	c, err = ParseControl([]byte(`{"id":"l","reply":"R","op":"list"}`))
+	require.NoError(t, err)
+	assert.Equal(t, OpList, c.Op)
+}
+
+func TestParseControlRefuses(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`plain text`, "JSON lines"},
+		{`{"id":"x","reply":"R","op":"open","session":"../x"}`, "invalid session name"},
+		{`{"id":"x","reply":"R","op":"open","session":".hid"}`, "invalid session name"},
+		{`{"id":"x","reply":"R","op":"close","session":""}`, "invalid session name"},
+		{`{"id":"x","reply":"R","op":"open","session":"` + strings.Repeat("a", 65) + `"}`, "invalid session name"},
+		{`{"id":"x","reply":"R","op":"boom"}`, "invalid op"},
+		{`{"id":"x","op":"list"}`, `"reply" is required`},
+		{`{"id":"x","reply":"R","op":"signal","session":"s"}`, `"signal" is required`},
+		{`{"id":"x","reply":"R","op":"open","session":"s","timeout":"-1s"}`, "invalid timeout"},
+		{`{"id":"x","reply":"R","op":"open","session":"s","tty":"yes"}`, "invalid control line"},
+	} {
+		c, err := ParseControl([]byte(tc.line))
+		require.Error(t, err, tc.line)
+		assert.Contains(t, err.Error(), tc.want, tc.line)
+		if strings.HasPrefix(tc.line, `{"id":"x","reply":"R"`) {
+			assert.Equal(t, "x", c.ID, tc.line)
+			assert.Equal(t, "R", c.Reply, tc.line)
+		}
+	}
+	_, err := ParseControl([]byte(`{"id":"x","reply":"R","op":"list","op":"open"}`))
+	assert.True(t, errors.Is(err, ErrDamaged), "%v", err)
+}
+
+func TestSessionFrames(t *testing.T) {
+	decode := func(b []byte) Frame {
+		t.Helper()
+		require.True(t, strings.HasSuffix(string(b), "}\n"))
+		var f Frame
+		require.NoError(t, json.Unmarshal(b, &f))
+		return f
+	}
+	f := decode(AppendOpened(nil, "o1", 12, false))
+	assert.Equal(t, Frame{ID: "o1", Type: FrameOpened, Pid: 12}, f)
+	f = decode(AppendOpened(nil, "o1", 12, true))
+	assert.True(t, f.Reused)
+	f = decode(AppendClosed(nil, "c", 143))
+	require.NotNil(t, f.Code)
+	assert.Equal(t, 143, *f.Code)
+	f = decode(AppendSessions(nil, "l", nil))
+	assert.JSONEq(t, `[]`, string(f.Sessions))
+	f = decode(AppendSessions(nil, "l", json.RawMessage(`[{"name":"sh1"}]`)))
+	assert.JSONEq(t, `[{"name":"sh1"}]`, string(f.Sessions))
+	f = decode(AppendSignaled(nil, "s"))
+	assert.Equal(t, FrameSignaled, f.Type)
+}
