@@ -112,6 +112,7 @@ func TestSessionsModeHasNoChild(t *testing.T) {
 
 	b, err = json.Marshal(Status{Mode: "stream", Child: ChildStatus{PID: 3}})
 	require.NoError(t, err)
+	m = nil
 	require.NoError(t, json.Unmarshal(b, &m))
 	assert.Contains(t, m, "child")
 	assert.NotContains(t, m, "sessions")
