@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/jsonstr"
 )
 
 // Frame types that answer the control lines of sessions mode, besides
@@ -178,4 +180,23 @@ func AppendSessions(b []byte, id string, sessions json.RawMessage) []byte {
 // AppendSignaled appends the frame that says a session's signal was sent.
 func AppendSignaled(b []byte, id string) []byte {
 	return append(appendHead(b, id, FrameSignaled), "}\n"...)
+}
+
+// AppendOpenError appends the error frame of an open that failed: with
+// code 127 or 126 when PROGRAM could not start (the client exits with
+// it), or with timedOut when the session's child showed no prompt within
+// the open's timeout (the session stays open; the client exits 124).
+// Other failures are plain error frames (AppendError), 125.
+func AppendOpenError(b []byte, id, msg string, code int, timedOut bool) []byte {
+	b = appendHead(b, id, FrameError)
+	b = append(b, `,"error":`...)
+	b = jsonstr.Append(b, []byte(strings.ToValidUTF8(msg, "\uFFFD")))
+	if code != 0 {
+		b = append(b, `,"code":`...)
+		b = strconv.AppendInt(b, int64(code), 10)
+	}
+	if timedOut {
+		b = append(b, `,"timed_out":true`...)
+	}
+	return append(b, "}\n"...)
 }

@@ -81,6 +81,13 @@ func TestSessionFrames(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(f.Sessions))
 	f = decode(AppendSessions(nil, "l", json.RawMessage(`[{"name":"sh1"}]`)))
 	assert.JSONEq(t, `[{"name":"sh1"}]`, string(f.Sessions))
+	f = decode(AppendOpenError(nil, "o", "cannot start", 127, false))
+	require.NotNil(t, f.Code)
+	assert.Equal(t, 127, *f.Code)
+	assert.Equal(t, FrameError, f.Type)
+	f = decode(AppendOpenError(nil, "o", "no prompt", 0, true))
+	assert.Nil(t, f.Code)
+	assert.True(t, f.TimedOut)
 	f = decode(AppendSignaled(nil, "s"))
 	assert.Equal(t, FrameSignaled, f.Type)
 }
