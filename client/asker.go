@@ -95,7 +95,7 @@ func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
 		return nil, err
 	}
 	if a.reply, err = makeReply(d); err == nil {
-		a.in, err = openInput(context.Background(), d, askName, a.reply.key)
+		a.in, err = openInput(context.Background(), dirInput(d, askName), a.reply.key)
 	}
 	if err != nil {
 		a.release()
@@ -152,7 +152,7 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(a.dir, askName)
+	watch := newAgentWatch(dirInput(a.dir, askName))
 	res, err := a.relayTurn(ctx, id, line, watch, t.Stdout)
 	var rejected *RejectedError
 	if err == nil || errors.As(err, &rejected) {
