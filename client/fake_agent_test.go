@@ -28,7 +28,6 @@ import (
 type fakeServer[T any] struct {
 	t     testing.TB
 	dir   string
-	path  string // the FIFO read
 	in    *os.File
 	got   chan T         // each line that is not blank, parsed
 	raw   chan []byte    // the first lines read, blank ones too
@@ -90,7 +89,7 @@ func startFakeReader[T any](t testing.TB, dir, path string, parse func([]byte) T
 	t.Helper()
 	in, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	require.NoError(t, err)
-	s := &fakeServer[T]{t: t, dir: dir, path: path, in: in, got: make(chan T, 16), raw: make(chan []byte, 64), reply: reply, done: make(chan struct{})}
+	s := &fakeServer[T]{t: t, dir: dir, in: in, got: make(chan T, 16), raw: make(chan []byte, 64), reply: reply, done: make(chan struct{})}
 	go s.read(parse)
 	t.Cleanup(s.stopReading)
 	return s
@@ -127,14 +126,11 @@ func (s *fakeServer[T]) read(parse func([]byte) T) {
 // that a call that returned put there, comes first.
 func (s *fakeServer[T]) requireNothingRead() {
 	s.t.Helper()
-	w, err := fifo.OpenWriterNow(s.path)
-	require.NoError(s.t, err)
-	_, err = w.Write([]byte("marker\n"))
-	w.Close()
+	_, err := s.in.Write([]byte("marker\n")) // s.in is open for reading and writing
 	require.NoError(s.t, err)
 	select {
 	case line := <-s.raw:
-		require.Equal(s.t, "marker", string(line), "a line was written into %s", s.path)
+		require.Equal(s.t, "marker", string(line), "a line was written into %s", s.in.Name())
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("the marker line did not arrive")
 	}

@@ -23,6 +23,7 @@ import (
 type fakeSessions struct {
 	*fakeServer[protocol.ParsedControl]
 	mode     string
+	started  time.Time
 	sessions []status.Session
 }
 
@@ -32,7 +33,7 @@ func startFakeSessions(t *testing.T) *fakeSessions {
 	dir := makeServed(t, t.TempDir(), inName)
 	parse := func(line []byte) protocol.ParsedControl { c, _ := protocol.ParseControl(line); return c }
 	f := &fakeSessions{fakeServer: startFakeServer(t, dir, inName, parse, func(c protocol.ParsedControl) string { return c.Reply }),
-		mode: status.ModeSessions}
+		mode: status.ModeSessions, started: time.Now().UTC()}
 	f.writeStatus()
 	return f
 }
@@ -42,7 +43,7 @@ func startFakeSessions(t *testing.T) *fakeSessions {
 func (f *fakeSessions) writeStatus() {
 	f.t.Helper()
 	now := time.Now().UTC()
-	s := status.Status{PID: 1, Mode: f.mode, State: "running", StartedAt: now, UpdatedAt: now,
+	s := status.Status{PID: 1, Mode: f.mode, State: "running", StartedAt: f.started, UpdatedAt: now,
 		Inputs: map[string]status.FIFO{inName: fifoID(f.t, filepath.Join(f.dir, inName))}, Sessions: f.sessions}
 	d, err := sharedir.Open(f.dir, false)
 	require.NoError(f.t, err)
