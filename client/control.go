@@ -133,6 +133,11 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 	if err := ctx.Err(); err != nil {
 		return protocol.Frame{}, err
 	}
+	if c.Op != protocol.OpList {
+		if err := checkSessionName(c.Session); err != nil {
+			return protocol.Frame{}, err
+		}
+	}
 	dir, err := enterDir(s.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return protocol.Frame{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, s.Dir)

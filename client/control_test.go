@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,7 +95,9 @@ func TestOpenAnswers(t *testing.T) {
 			Opened{}, &RejectedError{Msg: "session sh1 is open already"}},
 		{"not found", func(id string) []byte { return protocol.AppendOpenError(nil, id, "start: no such file", 127, false) },
 			Opened{}, &RejectedError{Msg: "start: no such file", Code: 127}},
-		{"not executable", func(id string) []byte { return protocol.AppendOpenError(nil, id, "start: permission denied", 126, false) },
+		{"not executable", func(id string) []byte {
+			return protocol.AppendOpenError(nil, id, "start: permission denied", 126, false)
+		},
 			Opened{}, &RejectedError{Msg: "start: permission denied", Code: 126}},
 		{"no prompt in time", func(id string) []byte { return protocol.AppendOpenError(nil, id, "no prompt within 1s", 0, true) },
 			Opened{}, &RejectedError{Msg: "no prompt within 1s", TimedOut: true}},
@@ -273,4 +276,28 @@ func writeStatusFile(t *testing.T, dir string, s status.Status) {
 	tmp := filepath.Join(dir, "status.tmp")
 	require.NoError(t, os.WriteFile(tmp, b, 0o644))
 	require.NoError(t, os.Rename(tmp, filepath.Join(dir, statusName)))
+}
+
+// TestControlBadName: a name that could name no session (one that
+// reaches outside DIR/sessions, a hidden one, one too long, none) is
+// refused before anything is written.
+func TestControlBadName(t *testing.T) {
+	checkLeaks(t)
+	f := startFakeSessions(t)
+	s := Sessions{Dir: f.dir}
+	for _, name := range []string{"../x", ".hid", "a/b", strings.Repeat("x", 65), "", "."} {
+		_, err := s.Open(context.Background(), name, OpenOptions{})
+		require.ErrorContains(t, err, "invalid session name", "open %q", name)
+		closed := s.Close(context.Background(), name)
+		require.ErrorContains(t, closed[0].Err, "invalid session name", "close %q", name)
+	}
+	f.requireNothingRead()
+	long := strings.Repeat("x", 64)
+	call := startControl(t, func() (Opened, error) { return s.Open(context.Background(), long, OpenOptions{}) })
+	c := f.next()
+	require.Equal(t, long, c.Session)
+	f.answer(c, protocol.AppendOpened(nil, c.ID, 1, false))
+	_, err := call.wait(t)
+	require.NoError(t, err)
+	requireNoReplies(t, f.dir)
 }

@@ -134,6 +134,7 @@ func (s *fakeServer[T]) requireNothingRead() {
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("the marker line did not arrive")
 	}
+	s.next() // the marker, parsed: the next line the test takes is a new one
 }
 
 // stopReading closes the input FIFO, as an agent does when it stops, and

@@ -98,4 +98,3 @@ func (f *fakeSessions) openSession(name string) *fakeSession {
 	f.writeStatus()
 	return s
 }
-

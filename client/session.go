@@ -15,8 +15,8 @@ import (
 
 // ErrNotSessions is returned by Open, Close, List and an Ask of a session
 // when the agent serving DIR does not run in sessions mode: nothing is
-// written then.
-var ErrNotSessions = errors.New("the agent does not serve sessions")
+// written then. Its text ends the sentence that names the mode.
+var ErrNotSessions = errors.New("needs an agent run with -mode sessions")
 
 // ErrNoSession is returned when the session named is not open (or its
 // name could name none), and by an Ask of a session closed while the ask
@@ -47,19 +47,20 @@ func requireSessions(dir *sharedir.Dir, what string) error {
 		return fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
 	}
 	if s.Mode != status.ModeSessions {
-		return fmt.Errorf("%w: the agent serving %s is in %s mode: %s needs an agent run with -mode sessions",
-			ErrNotSessions, dir.Path(), s.Mode, what)
+		return fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
 	}
 	return nil
 }
 
-// checkSessionName fails unless name may name a session.
+// checkSessionName fails unless name may name a session: a name that
+// could reach outside DIR/sessions is refused before anything is
+// written.
 func checkSessionName(name string) error {
 	if protocol.ValidSessionName(name) {
 		return nil
 	}
-	return fmt.Errorf("%w: invalid session name %q: want 1 to %d of A-Z a-z 0-9 . _ -, not beginning with .",
-		ErrNoSession, truncate(name, protocol.MaxSessionName), protocol.MaxSessionName)
+	return fmt.Errorf("invalid session name %q: want 1 to %d of [A-Za-z0-9._-], not beginning with \".\"",
+		truncate(name, protocol.MaxSessionName), protocol.MaxSessionName)
 }
 
 // enterSession returns the input of session name's DIR/sessions/NAME/ask,
