@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
@@ -16,9 +17,9 @@ import (
 // container (`docker run IMAGE` with no command), in one line.
 func TestRunNoProgramHint(t *testing.T) {
 	for _, args := range [][]string{nil, {"--"}, {"-mode", "exec", "--"}} {
-		_, _, err := runConfig(args)
-		if !errors.Is(err, errNoProgram) {
-			t.Fatalf("run %q: %v, want %v", args, err, errNoProgram)
+		_, err := runConfig(args)
+		if !errors.Is(err, config.ErrNoProgram) {
+			t.Fatalf("run %q: %v, want %v", args, err, config.ErrNoProgram)
 		}
 		msg := err.Error()
 		for _, want := range []string{"-- PROGRAM", "docker run IMAGE my-cli"} {
@@ -48,7 +49,7 @@ func TestRunStopSignalDefault(t *testing.T) {
 		{[]string{"-prompt", `^\$ $`, "-stop-signal", "TERM"}, syscall.SIGTERM},
 		{[]string{"-tty", "-stop-signal", "INT"}, syscall.SIGINT},
 	} {
-		cfg, _, err := runConfig(append(tc.args, "--", "sh"))
+		cfg, err := runConfig(append(tc.args, "--", "sh"))
 		if err != nil {
 			t.Fatalf("run %q: %v", tc.args, err)
 		}
@@ -63,17 +64,17 @@ func TestRunStopSignalDefault(t *testing.T) {
 // is at once. -continuation without -prompt, or a bad expression, is the
 // agent's own failure, in one line.
 func TestRunConversationFlags(t *testing.T) {
-	cfg, _, err := runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
+	cfg, err := runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
 	if err != nil || cfg.Continuation != nil || cfg.Settle != turn.DefaultSettle {
 		t.Fatalf("defaults: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
 	}
-	cfg, _, err = runConfig([]string{"-prompt", `^>>> $`, "-continuation", `^\.\.\. $`, "-settle", "0", "--", "python3"})
+	cfg, err = runConfig([]string{"-prompt", `^>>> $`, "-continuation", `^\.\.\. $`, "-settle", "0", "--", "python3"})
 	if err != nil || cfg.Continuation == nil || cfg.Continuation.String() != `^\.\.\. $` || cfg.Settle != turn.SettleAtOnce {
 		t.Fatalf("flags: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
 	}
 	t.Setenv("FIFOBRIDGE_CONTINUATION", `^> $`)
 	t.Setenv("FIFOBRIDGE_SETTLE", "5ms")
-	cfg, _, err = runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
+	cfg, err = runConfig([]string{"-prompt", `^>>> $`, "--", "python3"})
 	if err != nil || cfg.Continuation == nil || cfg.Continuation.String() != `^> $` || cfg.Settle != 5*time.Millisecond {
 		t.Fatalf("environment: %v, continuation %v, settle %v", err, cfg.Continuation, cfg.Settle)
 	}
@@ -85,7 +86,7 @@ func TestRunConversationFlags(t *testing.T) {
 		{[]string{"-prompt", `^>>> $`, "-continuation", `(`}, "invalid -continuation"},
 		{[]string{"-prompt", `^>>> $`, "-settle", "-1ms"}, "invalid -settle"},
 	} {
-		_, _, err := runConfig(append(tc.args, "--", "python3"))
+		_, err := runConfig(append(tc.args, "--", "python3"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("run %q: %v, want one line with %q", tc.args, err, tc.want)
 		}
