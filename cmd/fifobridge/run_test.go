@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,5 +91,39 @@ func TestRunConversationFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("run %q: %v, want one line with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// Every setting of the table is a flag of run, and FIFOBRIDGE_<NAME> set
+// to its default is taken as the flag would be.
+func TestRunSettingsFromEnvironment(t *testing.T) {
+	for _, s := range config.Settings {
+		if s.Default == "" {
+			continue
+		}
+		t.Setenv(envName(s.Name), s.Default)
+	}
+	if _, err := runConfig([]string{"--", "sh"}); err != nil {
+		t.Fatalf("every setting's default from the environment: %v", err)
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	(&config.Run{}).Define(fs)
+	for _, s := range config.Settings {
+		if fs.Lookup(s.Name) == nil {
+			t.Errorf("-%s is not a flag of run", s.Name)
+		}
+	}
+}
+
+// -mode sessions and its settings are taken (bridge.Run refuses to serve
+// it until its engine lands).
+func TestRunSessionsFlags(t *testing.T) {
+	t.Setenv("FIFOBRIDGE_SESSION_IDLE", "1m")
+	cfg, err := runConfig([]string{"-mode", "sessions", "-max-sessions", "2", "-tty", "-tee", "--", "sh"})
+	if err != nil || cfg.Mode != "sessions" || cfg.MaxSessions != 2 || cfg.SessionIdle != time.Minute || !cfg.Tty || !cfg.Tee {
+		t.Fatalf("sessions flags: %v, %+v", err, cfg)
+	}
+	if _, err := runConfig([]string{"-mode", "sessions", "-max-sessions", "0", "--", "sh"}); err == nil || !strings.Contains(err.Error(), "-max-sessions") {
+		t.Errorf("-max-sessions 0: %v", err)
 	}
 }
