@@ -21,7 +21,8 @@ var errNeedAllowArgs = errors.New("-arg, -env and -cwd need the agent's -allow-a
 // continuation, args, env, cwd; what it leaves out keeps the run's), and
 // derived again as Finish derives: the stop signal follows the session's
 // own terminal and prompt unless -stop-signal was given. r is never
-// changed. The error is one line, for the client to print (125).
+// changed. A size is checked, and used with a terminal only. The error is
+// one line, for the client to print (125).
 func (r *Run) Session(c *protocol.ParsedControl) (*Run, error) {
 	if (len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "") && !r.AllowArgs {
 		return nil, errNeedAllowArgs
