@@ -28,6 +28,12 @@ func newAgentWatch(in input) *agentWatch {
 	return w
 }
 
+// newAgentWatchOf is newAgentWatch with the serving agent's identity
+// given, start ("" when unknown).
+func newAgentWatchOf(in input, start string) *agentWatch {
+	return &agentWatch{dir: in.dir, in: in, start: start}
+}
+
 // watchPeriod is how often a request still waiting to be read checks that
 // an agent serves DIR.
 const watchPeriod = 250 * time.Millisecond
