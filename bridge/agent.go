@@ -172,6 +172,7 @@ type agent struct {
 	dir            *sharedir.Dir            // DIR, nil when it does not exist (-create=false)
 	inDir, outDir  *sharedir.Dir            // the directories of -in and -out
 	replies        *sharedir.Dir            // DIR/replies (exec mode), or nil
+	sessions       *sharedir.Dir            // DIR/sessions (sessions mode), or nil
 	lock           *os.File                 // DIR/lock, held while the agent runs
 }
 

@@ -122,13 +122,6 @@ func (e *Engine) open() int {
 // busy reports whether a session is open, for -idle-timeout.
 func (e *Engine) busy() bool { return e.open() > 0 }
 
-// stopping reports whether the engine stops.
-func (e *Engine) stopping() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ctx.Err() != nil
-}
-
 // Snapshot is sessions mode's part of the status file.
 func (e *Engine) Snapshot() status.Status {
 	st := status.Status{Mode: status.ModeSessions, State: string(child.StateRunning)}

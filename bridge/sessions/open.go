@@ -178,12 +178,9 @@ func openFailed(s *session, id string) []byte {
 	if s.err != nil {
 		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, s.err), 0, false)
 	}
-	what := "started"
-	if s.prompt {
+	what := "started" // closed, or the agent stopped, before its child started
+	if s.prompt && s.pid.Load() != 0 {
 		what = "showed its prompt"
-	}
-	if s.pid.Load() == 0 {
-		what = "started" // closed, or the agent stopped, before its child started
 	}
 	return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s ended before its child %s (%s)", s.name, what, s.status), 0, false)
 }
