@@ -247,5 +247,3 @@ func (h *harness) noSessionDir(name string) {
 	_, err := os.Lstat(filepath.Join(h.dir, "sessions", name))
 	require.ErrorIs(h.t, err, os.ErrNotExist, "the session's directory is removed")
 }
-
-func ptr[T any](v T) *T { return &v }
