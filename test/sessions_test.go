@@ -179,6 +179,7 @@ func TestSessionsLimits(t *testing.T) {
 	t.Run("session-idle", func(t *testing.T) {
 		a := startSessions(t, []string{"-session-idle", "500ms"}, []string{"/bin/cat"})
 		a.mustOpen("idle", nil)
+		a.waitStatus("the idle session", func(status) bool { return len(a.statusSessions()) == 1 })
 		a.waitStatus("the idle session closed", func(status) bool { return len(a.statusSessions()) == 0 })
 		if names := a.sessionNames(); len(names) > 0 {
 			t.Errorf("DIR/sessions: %v", names)
