@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
 )
@@ -217,4 +218,33 @@ func TestSessionsCycles(t *testing.T) {
 	}
 	require.Equal(t, fds, leakcheck.FDs(t), "descriptors after 50 cycles")
 	require.Empty(t, leakcheck.Children(t))
+}
+
+// A reply reader that takes nothing holds up neither the control loop
+// nor other sessions: its open's answer is given up after the patience,
+// and the session stays open.
+func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
+	h := startHarness(t, program{"/bin/cat"}, nil)
+	name, _, done := h.replyFIFO()
+	defer done()
+	path := filepath.Join(h.dir, "replies", name)
+	w, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	for {
+		if _, err := syscall.Write(w, make([]byte, 4096)); err != nil {
+			break // full
+		}
+	}
+	syscall.Close(w)
+	h.write(`{"id":"o1","reply":"` + name + `","op":"open","session":"stalled"}` + "\n")
+	start := time.Now()
+	f := h.open("other", nil)
+	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
+	require.Less(t, time.Since(start), bound.ReaderPatience, "the other open waited for the stalled reader")
+	require.Eventually(t, func() bool { return len(h.e.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		_, err := os.Lstat(path)
+		return os.IsNotExist(err)
+	}, 5*time.Second, 10*time.Millisecond, "the stalled reply fifo is given up and removed")
+	require.Equal(t, protocol.FrameClosed, h.close("stalled").typ())
 }
