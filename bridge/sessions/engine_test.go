@@ -155,12 +155,18 @@ func TestSessionsSignal(t *testing.T) {
 			name = "t"
 		}
 		require.Equal(t, protocol.FrameOpened, h.open(name, more).typ())
-		_, end := h.ask(name, `trap 'caught=1; echo caught' USR1`)
+		// The trap writes a file, not to the session's output: the shell
+		// runs it whenever the signal lands, which may be inside the
+		// next turn.
+		caught := filepath.Join(t.TempDir(), "caught")
+		_, end := h.ask(name, `trap 'caught=1; echo caught > `+caught+`' USR1`)
 		require.Equal(t, protocol.FrameEnd, end.typ(), "%v", end)
 		f := h.do(map[string]any{"op": "signal", "session": name, "signal": "USR1"})
 		require.Equal(t, protocol.FrameSignaled, f.typ(), "%v", f)
 		out, _ := h.ask(name, "echo after")
 		require.Contains(t, out, "after")
+		require.Eventually(t, func() bool { _, err := os.Stat(caught); return err == nil }, 5*time.Second, 5*time.Millisecond,
+			"the session's shell never ran its USR1 trap")
 	}
 	f := h.do(map[string]any{"op": "signal", "session": "none", "signal": "INT"})
 	require.Equal(t, protocol.FrameError, f.typ())

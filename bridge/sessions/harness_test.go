@@ -50,9 +50,10 @@ type harness struct {
 type program []string
 
 // promptShell prints "> " as its prompt and runs each line it reads; a
-// read a trap that sets caught interrupted is read again.
+// read a trap that sets caught interrupted is read again, without a
+// second prompt, which could end the turn after it early.
 var promptShell = program{"/bin/sh", "-c",
-	`while printf '> '; do IFS= read -r l || { [ -n "$caught" ] && caught= && continue; exit; }; eval "$l"; done`}
+	`while printf '> '; do while ! IFS= read -r l; do [ -n "$caught" ] || exit; caught=; done; eval "$l"; done`}
 
 // startHarness runs sessions mode; every session runs prog. It checks,
 // when the test ends, that Run returned and that no descriptor, child or
