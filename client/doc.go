@@ -19,16 +19,13 @@
 //     in stream mode as the child's input), nor for a session name that
 //     could name no session. Send, and Ask without a session, to an agent
 //     in sessions mode write nothing.
-//
 //   - An Ask of a session enters DIR/sessions and DIR/sessions/NAME from
 //     DIR's descriptor (no symbolic link followed, one there refused and
 //     left alone) and writes only into the ask FIFO the status file names
 //     for that session (sessions[NAME].inputs.ask); a session the file
 //     does not list is not open, whoever made its directory.
-//
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
-//
 //   - Send, Ask and an Asker's turns end when their context does,
 //     whatever Stdout and Stderr do. Their writes to them (and the calls of Warn) run one at a time,
 //     in frame order, on a goroutine of the relay; a write that blocks (a
@@ -38,20 +35,17 @@
 //     by itself (the caller owns the writer: closing what it writes to
 //     ends it); nothing is written after it. While a write blocks, no more
 //     of the reply FIFO is read: one frame is held, and the agent waits.
-//
 //   - Send works for any user the directory admits, root or not: it only
 //     enters DIR and DIR/replies (O_PATH descriptors, see sharedir.Enter),
 //     never lists them, and reads DIR/status.json and DIR/lock through
 //     DIR's descriptor. Whoever may enter DIR, write DIR/in and create
 //     files in replies/ may send.
-//
 //   - Send and Ask resolve DIR once: they enter it at their start and do
 //     everything else (the input FIFO, replies/, the status file, the
 //     lock, the cancel line) relative to that descriptor, however long the
 //     request waits; an Asker enters it once for its whole life.
 //     WaitServing and WaitAsking, which wait for a DIR that may not exist
 //     yet, resolve it afresh on each look.
-//
 //   - An Asker keeps one private reply FIFO, made as Send's is, and
 //     DIR/ask open from OpenAsker to Close, and takes one turn at a time.
 //     A turn that does not end with its last frame gives the FIFO up (the
@@ -59,7 +53,6 @@
 //     removes it. Between turns it holds a fixed set of descriptors and,
 //     but for a write to Stdout abandoned as below, no goroutine; the
 //     next turn writes nothing before that write has returned.
-//
 //   - The private reply FIFO Send makes is removed on every way out Send
 //     lives to see (the agent sweeps away what a SIGKILLed one leaves).
 //     Its name is 128 random bits; the request always carries an id, and
@@ -70,7 +63,6 @@
 //     writes it nowhere another user could read it (see replyKey): it
 //     refuses, writing nothing, when the input FIFO may be read by users
 //     other than the agent's, or replies/ may not be the agent's.
-//
 //   - Send and Ask write a request only into the FIFO the agent serves
 //     under the name written to (DIR/in, DIR/ask): the agent's status
 //     file, written by the agent's user alone, names it by inode, and it
@@ -78,9 +70,7 @@
 //     up to servedPatience for it, then refuse, writing nothing. Where
 //     others may make entries in DIR, the FIFO must also be the agent's
 //     user's and unreadable by others, whoever the agent is.
-//
 //   - Options.Args are the request's args, in order, as given.
-//
 //   - The request is written as "\n" + line: an unterminated fragment an
 //     earlier writer left in the input FIFO ends there instead of
 //     swallowing the request. A write of at most PIPE_BUF bytes takes no
@@ -92,7 +82,6 @@
 //     with its own reply or text nor leaking a piece: the agent removes
 //     the reply FIFO the line's first piece names, and Send and Ask end
 //     at once with ErrUnanswerable.
-//
 //   - An agent that is stopping is not an agent that died: a request it
 //     runs still gets its frames, and Send relays them to the exit frame.
 //     Send reports the agent gone (ErrAgentGone) only when the agent closed
