@@ -287,6 +287,6 @@ func (a *agent) prepareSessions() error {
 	if err := unix.Fstat(a.dir.Fd(), &st); err != nil {
 		return fmt.Errorf("stat %s: %w", a.dir.Path(), err)
 	}
-	a.sessions, err = a.dir.MakeSub(sessionsName, os.FileMode(st.Mode&0o755|0o700))
+	a.sessions, err = a.dir.MakeSub(sessionsName, sharedir.ModeOf(st.Mode&^0o022|0o700))
 	return err
 }

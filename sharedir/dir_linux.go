@@ -255,6 +255,19 @@ func UnixMode(perm os.FileMode) uint32 {
 	return m
 }
 
+// ModeOf converts a directory's st_mode to the mode MakeSub gives a
+// subdirectory that is to be like it: its permission bits and its setgid
+// bit, which a shared DIR (2770) has so that everything made inside takes
+// its group. (mkdir(2) passes the bit on, but the chmod that sets the
+// new directory's mode would clear it.)
+func ModeOf(st uint32) os.FileMode {
+	m := os.FileMode(st & 0o777)
+	if st&unix.S_ISGID != 0 {
+		m |= os.ModeSetgid
+	}
+	return m
+}
+
 // OpenSub opens the existing subdirectory name of d. A symbolic link there
 // is refused (ErrSymlink), and so is anything but a directory.
 func (d *Dir) OpenSub(name string) (*Dir, error) {

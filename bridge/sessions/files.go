@@ -38,7 +38,7 @@ func (e *Engine) makeDir(name string) (*sharedir.Dir, error) {
 	if err := unix.Fstat(e.cfg.Sessions.Fd(), &st); err != nil {
 		return nil, fmt.Errorf("open session %s: %w", name, err)
 	}
-	files, err := e.cfg.Sessions.MakeSub(name, os.FileMode(st.Mode&0o777))
+	files, err := e.cfg.Sessions.MakeSub(name, sharedir.ModeOf(st.Mode))
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", name, err)
 	}
