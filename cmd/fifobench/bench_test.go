@@ -195,3 +195,46 @@ func TestAsk(t *testing.T) {
 	require.Equal(t, []string{askSendCat}, r.whos(askMetric), "only cat needs no python3")
 	require.Contains(t, r.notes, askFloor+": skipped (python3 is not installed)")
 }
+
+// TestSessions runs the sessions part's cycle through every contender
+// this machine has (those of Docker only where an engine answers: a note
+// says so otherwise), each answer checked, and checks that nothing is
+// left behind: no process, no descriptor, no container.
+func TestSessions(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.closeDocker()) }()
+	fds := leakcheck.FDs(t)
+	r := newResults()
+	require.NoError(t, sessionsPart(b, 0, r))
+	requireClean(t, fds)
+	want := sessContenders
+	if why := b.dockerMissing(); why != "" {
+		want = []string{sessFloor, sessBridge}
+		require.Equal(t, []string{"sessions: " + sessInDocker + " and " + sessExec + " skipped (" + why + ")"}, r.notes)
+	} else {
+		out, err := dockerCmd("ps", "-aq", "--filter", "label="+dockerLabel+"="+b.imageTag)
+		require.NoError(t, err)
+		require.Empty(t, out, "containers left behind")
+	}
+	require.ElementsMatch(t, want, r.whos(sessP50Metric))
+	require.ElementsMatch(t, want, r.whos(sessP99Metric))
+	for _, who := range want {
+		s, _ := r.get(sessP50Metric, who)
+		require.Positive(t, s.med, who)
+	}
+	require.Contains(t, r.report(b.placements()), "A shell on a terminal")
+}
+
+// TestPTYCycle drives the floor's shell through one cycle, and checks
+// that escape sequences are no part of what the terminal is read as.
+func TestPTYCycle(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	fds := leakcheck.FDs(t)
+	got, err := ptyCycle(b.sessShell(), []string{"PS1=" + sessPrompt, "TERM=dumb"})
+	require.NoError(t, err)
+	require.Equal(t, sessAnswer, got)
+	requireClean(t, fds)
+	require.Equal(t, "$ x\r\n$ ", stripCSI([]byte("$ \x1b[6nx\r\n\x1b[1;31m$ \x1b[")))
+}

@@ -15,8 +15,8 @@ import (
 )
 
 // dockerImage is the image of the docker part, built once a run, FROM
-// scratch: the fifobridge binaries (static), a static `true` (busybox,
-// which runs as the applet its name says) and tini-static.
+// scratch: the fifobridge binaries (static), a static `true` and `sh`
+// (busybox, which runs as the applet its name says) and tini-static.
 type dockerImage struct {
 	tag    string // also the value of dockerLabel on it and every container
 	tini   bool   // /tini is in it
@@ -85,7 +85,7 @@ func (b *bench) buildImage() (*dockerImage, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(ctxDir)
-	files := map[string]string{"fifobridge": b.bin, "true": b.tools["busybox"]}
+	files := map[string]string{"fifobridge": b.bin, "true": b.tools["busybox"], "sh": b.tools["busybox"]}
 	if b.before != "" {
 		files["fifobridge-before"], img.before = b.before, true
 	}
