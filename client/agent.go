@@ -28,6 +28,12 @@ func newAgentWatch(dir *sharedir.Dir, in string) *agentWatch {
 	return w
 }
 
+// newAgentWatchOf is newAgentWatch with the serving agent's identity
+// given, start ("" when unknown).
+func newAgentWatchOf(dir *sharedir.Dir, in, start string) *agentWatch {
+	return &agentWatch{dir: dir, in: in, start: start}
+}
+
 // watchPeriod is how often a request still waiting to be read checks that
 // an agent serves DIR.
 const watchPeriod = 250 * time.Millisecond

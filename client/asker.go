@@ -47,7 +47,14 @@ type Turn struct {
 // until Close. Each turn writes one line to DIR/ask and reads the frames
 // of its own id from the reply FIFO up to the turn's end, exit or error
 // frame; frames of other ids are reported (Warn) and skipped. A turn
-// costs no open, mkfifo or unlink of its own.
+// costs no open, mkfifo or unlink of its own: the reply FIFO's own write
+// end (its keeper, which spares the reader an end of file before the
+// agent opens the FIFO) is closed at the first turn's first frame, as
+// Ask closes it, so that the agent's closing tells; the agent keeps its
+// write end from turn to turn, and should it close it between turns, the
+// next turn, reading the end of file before its first frame, opens the
+// keeper again. Which agent serves DIR is read from its status file only
+// when that file changed.
 //
 // A turn that does not end with its last frame (its context ended, Close
 // was called, the agent went away, Stdout failed) gives up the reply
@@ -68,7 +75,8 @@ type Asker struct {
 	life  context.Context
 	end   context.CancelFunc // ends life: Close
 	once  sync.Once
-	reply *replyFIFO // nil after a turn that gave it up
+	reply *replyFIFO    // nil after a turn that gave it up
+	agent agentIdentity // which agent serves DIR, for the turns' watches
 	// writing is closed once a write to Stdout that a turn abandoned has
 	// returned; nil when none is under way. The next turn writes nothing
 	// before.
@@ -152,13 +160,11 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(a.dir, askName)
+	watch := newAgentWatchOf(a.dir, askName, a.agent.of(a.dir))
 	res, err := a.relayTurn(ctx, id, line, watch, t.Stdout)
 	var rejected *RejectedError
-	if err == nil || errors.As(err, &rejected) {
-		if kerr := a.reply.restoreKeeper(); kerr == nil {
-			return res, err
-		}
+	if err == nil || errors.As(err, &rejected) && a.reply.lost() == nil {
+		return res, err // the reply FIFO serves the next turn as it is
 	}
 	a.reply.remove()
 	a.reply = nil

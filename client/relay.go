@@ -68,6 +68,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	defer r.out.stop()
 
 	lines := reply.lines
+	framed := false // a frame of this request came
 	for {
 		line, err := lines.Next()
 		var tooLong *protocol.TooLongError
@@ -87,6 +88,16 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			if lost := reply.lost(); lost != nil {
 				return Result{}, lost
 			}
+			if errors.Is(err, io.EOF) && !framed && reply.keeper == nil {
+				// An Asker's FIFO after its first turn, whose keeper
+				// went at that turn's first frame: the agent closed
+				// the write end it kept from a turn before. This
+				// request's frames are still to come.
+				if err := reply.restoreKeeper(); err != nil {
+					return Result{}, err
+				}
+				continue
+			}
 			if errors.Is(err, io.EOF) {
 				return Result{}, fmt.Errorf("%w: it closed reply FIFO %s before the request's exit frame", ErrAgentGone, reply.path)
 			}
@@ -100,6 +111,7 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			continue
 		}
 		// The agent holds its write end: from now on its EOF tells.
+		framed = true
 		stopWatch()
 		reply.dropKeeper()
 		if goneErr.Swap(nil) != nil {

@@ -88,9 +88,10 @@ func (c *Conversation) readAsks(src *fifo.Source) {
 // log alone (the output FIFO is the child's transcript, and a reply's
 // name and id are its sender's secrets). A damaged line (one that may
 // hold bytes of two writers, protocol.ErrDamaged) is answered nowhere.
-// The reply FIFO is opened here to check it and to refuse at once, and
-// closed again unless the ask's turn begins at once (enqueue): a waiting
-// ask holds no descriptor.
+// The reply FIFO is opened here (or the one kept from the asker's turn
+// before is taken, kept.go) to check it and to refuse at once, and closed
+// again unless the ask's turn begins at once (enqueue): a waiting ask
+// holds no descriptor.
 func (c *Conversation) accept(line []byte, err error) {
 	var req protocol.ParsedAsk
 	var tooLong *protocol.TooLongError
@@ -116,7 +117,9 @@ func (c *Conversation) accept(line []byte, err error) {
 		c.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
 		return
 	}
-	reply, rerr := fifo.OpenReply(c.cfg.Replies, req.Reply)
+	c.mu.Lock()
+	reply, rerr := c.openReply(req.Reply)
+	c.mu.Unlock()
 	if rerr != nil {
 		c.cfg.Log.Warn("ask not answered: its reply fifo cannot be opened", "id", req.ID, "err", rerr)
 		if !answer.NotAReply(rerr) {

@@ -47,10 +47,12 @@ func (c *Conversation) newAsker(w *waiting, reply *fifo.Reply) *asker {
 }
 
 // serveAsker starts a's writer and watch; the writer, once done, ends the
-// watch, closes the reply FIFO and lets the next turn start.
+// watch, keeps the reply FIFO for the asker's next ask (kept.go) or
+// closes it, and lets the next turn start.
 func (c *Conversation) serveAsker(a *asker) {
 	watched := make(chan struct{})
 	c.wg.Add(2)
+	a.reply.File().SetReadDeadline(time.Time{}) // a kept reply's watch before ended by one
 	go func() {
 		defer c.wg.Done()
 		defer close(watched)
@@ -65,8 +67,12 @@ func (c *Conversation) serveAsker(a *asker) {
 		a.reply.File().SetReadDeadline(time.Unix(1, 0)) // ends the watch
 		<-watched
 		a.w.Close()
-		a.reply.Close()
 		c.mu.Lock()
+		if a.failed == nil && !a.gone.Load() {
+			c.keep(a.reply) // for the asker's next ask
+		} else {
+			a.reply.Close()
+		}
 		if c.last == a {
 			c.last = nil
 		}
@@ -75,7 +81,8 @@ func (c *Conversation) serveAsker(a *asker) {
 	}()
 }
 
-// write writes a's frames in order until the last one. Once a write fails
+// write writes a's frames in order until the last one, those waiting
+// together in one write (nextBatch). Once a write fails
 // (the reader left, the FIFO was replaced, or the reader took nothing for
 // the patience, or the stop's deadline passed) the rest is dropped; it
 // returns once the turn is over, so that the turn is never left without
@@ -90,14 +97,16 @@ func (c *Conversation) write(a *asker) {
 		if len(a.frames) == 0 {
 			return
 		}
-		f := a.frames[0]
-		a.frames[0] = nil
-		a.frames = a.frames[1:]
 		if a.failed != nil {
-			a.held -= len(f)
+			for _, f := range a.frames {
+				a.held -= len(f)
+			}
+			clear(a.frames)
+			a.frames = a.frames[:0]
 			c.room.Broadcast()
 			continue
 		}
+		f := a.nextBatch()
 		c.mu.Unlock()
 		_, err := a.w.Write(f)
 		c.mu.Lock()
@@ -108,6 +117,32 @@ func (c *Conversation) write(a *asker) {
 		}
 		c.room.Broadcast()
 	}
+}
+
+// batchMax bounds the frames joined into one write: the first frame
+// waiting, and those after it while they fit. A turn's answer and its
+// end frame, queued together, then reach the asker in one write, which
+// wakes it once.
+const batchMax = 64 << 10
+
+// nextBatch takes the frames to write next, under c.mu: the first one
+// waiting, joined with those after it while the whole fits in batchMax.
+func (a *asker) nextBatch() []byte {
+	n, size := 1, len(a.frames[0])
+	for n < len(a.frames) && size+len(a.frames[n]) <= batchMax {
+		size += len(a.frames[n])
+		n++
+	}
+	f := a.frames[0]
+	if n > 1 {
+		f = make([]byte, 0, size)
+		for _, g := range a.frames[:n] {
+			f = append(f, g...)
+		}
+	}
+	clear(a.frames[:n])
+	a.frames = a.frames[n:]
+	return f
 }
 
 // writeFailed says why a write to a failed, and logs it.

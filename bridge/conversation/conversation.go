@@ -47,12 +47,13 @@ type Conversation struct {
 	children uint64        // children started: the running one's number
 	outputs  uint64        // calls of the tracker's Output: what it saw
 	queue    *bound.Queue[*waiting]
-	cur      *asker  // the turn in progress, or nil
-	last     *asker  // the turn just ended, while its frames are written, or nil
-	stopping bool    // a stop began: the child's output is no longer held up
-	ended    error   // set when no child will answer again: asks get this
-	unready  unready // when the child last stopped being ready outside a turn
-	scratch  []byte  // one call's answer
+	cur      *asker      // the turn in progress, or nil
+	last     *asker      // the turn just ended, while its frames are written, or nil
+	kept     *fifo.Reply // the last asker's reply FIFO, kept for its next ask (kept.go), or nil
+	stopping bool        // a stop began: the child's output is no longer held up
+	ended    error       // set when no child will answer again: asks get this
+	unready  unready     // when the child last stopped being ready outside a turn
+	scratch  []byte      // one call's answer
 
 	answered, timedOut, incomplete uint64
 }
@@ -102,6 +103,7 @@ func (c *Conversation) Stop() {
 			c.finish(errorFrame(a.req.ID, errStopping))
 		}
 		c.endAll(errStopping)
+		c.dropKept()
 		c.room.Broadcast()
 		c.mu.Unlock()
 		close(c.quit)

@@ -57,7 +57,7 @@ func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept 
 // FIFO cannot be used; such an ask is dropped, and the child never sees
 // it.
 func (c *Conversation) open(w *waiting) *asker {
-	reply, err := fifo.OpenReply(c.cfg.Replies, w.req.Reply)
+	reply, err := c.openReply(w.req.Reply)
 	switch {
 	case err == nil:
 		return c.newAsker(w, reply)
