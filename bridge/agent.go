@@ -4,7 +4,9 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,7 +34,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // returns the exit status of the last child, or an error: a
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
-func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
+func Run(ctx context.Context, cfg *config.Run) (child.ExitStatus, error) {
+	if cfg.Mode == "sessions" {
+		return child.ExitStatus{}, &ConfigError{errors.New("sessions mode is not served yet")}
+	}
 	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*sharedir.Dir{}, roles: follow.NewRoles()}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
@@ -100,7 +105,7 @@ func Run(ctx context.Context, cfg *Config) (child.ExitStatus, error) {
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
 	a.warnPromptUnseen()
-	m := a.engine(cfg.spec(cgroups), reaper, src, sink)
+	m := a.engine(cfg.Spec(cgroups), reaper, src, sink)
 	a.setSource(m.Snapshot)
 	return m.Run(ctx)
 }
@@ -152,7 +157,7 @@ func (a *agent) dropSignals() (stop func()) {
 
 // agent holds what the status file reports across modes.
 type agent struct {
-	cfg         *Config
+	cfg         *config.Run
 	started     time.Time
 	containment string // containCgroup or containTree; "" until known
 

@@ -5,6 +5,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"github.com/fifobridge/fifobridge/bridge/config"
 
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
@@ -22,7 +23,7 @@ const (
 // cgroup v2 directory the agent can make cgroups in (else a
 // *ConfigError). The "serving" line says which is in force. With cgroups, the leftovers of dead agents there are
 // ended and removed first. A nil result means the tree stop alone.
-func openContainment(cfg *Config) (*cgroup.Manager, error) {
+func openContainment(cfg *config.Run) (*cgroup.Manager, error) {
 	log := cfg.Log
 	var (
 		m   *cgroup.Manager
@@ -64,7 +65,7 @@ func cgroupDir(m *cgroup.Manager) string {
 // hierarchy where that limits the agent (see child.Reaper.LimitPids); nil when
 // there is none to give, or with -cgroup off. (On cgroup v2 the budget is
 // each child cgroup's, see cgroup.Manager.)
-func limitPids(cfg *Config, r *child.Reaper) *cgroup.PidsLimit {
+func limitPids(cfg *config.Run, r *child.Reaper) *cgroup.PidsLimit {
 	if cfg.Cgroup == "off" {
 		return nil
 	}

@@ -5,6 +5,7 @@ package bridge
 import (
 	"context"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/bridge/execmode"
 	"github.com/fifobridge/fifobridge/bridge/stream"
@@ -25,22 +26,10 @@ type engine interface {
 // engine returns the engine of the agent's mode, serving src and sink and
 // starting every child as spec says.
 func (a *agent) engine(spec child.Spec, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
-	cfg := a.cfg
-	if cfg.Mode == "exec" {
-		return execmode.New(&execmode.Config{
-			Child: spec, Timeout: cfg.Timeout, MaxConcurrent: cfg.MaxConcurrent, MaxRequest: cfg.MaxRequest,
-			AllowArgs: cfg.AllowArgs, StopSignal: cfg.StopSignal, StopTimeout: cfg.StopTimeout,
-			IdleTimeout: cfg.IdleTimeout, ReplySweep: cfg.ReplySweep, Replies: a.replies,
-			Log: cfg.Log, Forward: cfg.Forward,
-		}, reaper, src, sink, a.statusFile.Poke)
+	if a.cfg.Mode == "exec" {
+		return execmode.New(a.cfg.Exec(spec, a.replies), reaper, src, sink, a.statusFile.Poke)
 	}
-	return stream.New(&stream.Config{
-		Child: spec, Restart: cfg.Restart, MaxRestarts: cfg.MaxRestarts, RestartWindow: cfg.RestartWindow,
-		BackoffMin: cfg.BackoffMin, BackoffMax: cfg.BackoffMax, StopSignal: cfg.StopSignal,
-		StopTimeout: cfg.StopTimeout, IdleTimeout: cfg.IdleTimeout,
-		Tty: cfg.Tty, TtySize: cfg.TtySize, Terminal: cfg.Terminal, Tee: cfg.Tee, StderrOut: cfg.StderrOut,
-		Conversation: a.conversation(), Dir: a.dir, Log: cfg.Log, Forward: cfg.Forward,
-	}, reaper, src, sink, a.statusFile.Poke)
+	return stream.New(a.cfg.Stream(spec, a.dir, a.conversation()), reaper, src, sink, a.statusFile.Poke)
 }
 
 // converses says whether the agent holds a conversation: -prompt in
@@ -53,10 +42,7 @@ func (a *agent) conversation() *conversation.Config {
 	if !a.converses() {
 		return nil
 	}
-	cfg := a.cfg
-	return &conversation.Config{Prompt: cfg.Prompt, Continuation: cfg.Continuation, Settle: cfg.Settle,
-		MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep, Create: cfg.Create, AskMode: fifo.InputMode(cfg.Perm),
-		Dir: a.dir, Replies: a.replies, Created: a.addCreated, Roles: a.roles}
+	return a.cfg.Conversation(config.Places{Dir: a.dir, Replies: a.replies, Created: a.addCreated, Roles: a.roles})
 }
 
 // warnPromptUnseen warns, once at start, of a conversation that cannot

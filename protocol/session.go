@@ -117,7 +117,7 @@ func checkControl(c *ParsedControl) error {
 	switch c.Op {
 	case OpOpen, OpClose, OpSignal:
 		if !ValidSessionName(c.Session) {
-			return fmt.Errorf("invalid session name %q: want 1 to %d of A-Z a-z 0-9 . _ -, not beginning with .",
+			return fmt.Errorf("invalid session name %q: want 1 to %d of A-Z a-z 0-9 . _ - that do not begin with a dot",
 				truncateName(c.Session), MaxSessionName)
 		}
 	case OpList:

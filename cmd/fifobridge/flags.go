@@ -5,10 +5,8 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -56,50 +54,6 @@ func parseFlagsEnv(fs *flag.FlagSet, args []string, fromEnv func(name string) bo
 
 func envName(flag string) string {
 	return "FIFOBRIDGE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// modeFlag is a file mode written in octal, like 0660.
-type modeFlag os.FileMode
-
-func (m *modeFlag) String() string { return fmt.Sprintf("%#o", os.FileMode(*m)) }
-
-func (m *modeFlag) Set(s string) error {
-	v, err := strconv.ParseUint(s, 8, 32)
-	if err != nil || v > 0o777 {
-		return fmt.Errorf("want an octal mode such as 0660")
-	}
-	*m = modeFlag(v)
-	return nil
-}
-
-// sizeFlag is a byte count: 1048576, 64KiB, 1MiB, 1M, 2GiB; at most
-// maxSize.
-type sizeFlag int
-
-// maxSize is the largest sizeFlag: 2GiB, or one byte less where an int has
-// 32 bits (386, arm, mips, mipsle).
-const maxSize = min(1<<31, math.MaxInt)
-
-func (z *sizeFlag) String() string { return strconv.Itoa(int(*z)) }
-
-func (z *sizeFlag) Set(s string) error {
-	units := []struct {
-		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
-	num, mult := strings.TrimSpace(s), 1
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.Atoi(num)
-	if err != nil || v <= 0 || v > maxSize/mult {
-		return fmt.Errorf("want a positive size such as 1048576, 64KiB or 1MiB")
-	}
-	*z = sizeFlag(v * mult)
-	return nil
 }
 
 // stringList is a flag that may be given any number of times; it keeps

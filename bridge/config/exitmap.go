@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package config
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// exitMap is -exit-map: FROM=TO[,FROM=TO...], the agent's exit code TO
+// ExitMap is -exit-map: FROM=TO[,FROM=TO...], the agent's exit code TO
 // where it would be FROM (tini's -e, generalised). It applies last, to
-// every exit code but that of the agent's own failure (exitUsage).
-type exitMap map[int]int
+// every exit code but that of the agent's own failure (125).
+type ExitMap map[int]int
 
-func (m *exitMap) String() string {
+func (m *ExitMap) String() string {
 	if m == nil || *m == nil {
 		return ""
 	}
@@ -26,8 +26,8 @@ func (m *exitMap) String() string {
 
 // Set parses FROM=TO[,FROM=TO...] with codes 0-255; a FROM given twice
 // with different TOs is refused.
-func (m *exitMap) Set(s string) error {
-	codes := exitMap{}
+func (m *ExitMap) Set(s string) error {
+	codes := ExitMap{}
 	for _, pair := range strings.Split(s, ",") {
 		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		f, ferr := exitCodeArg(from)
@@ -52,8 +52,8 @@ func exitCodeArg(s string) (int, error) {
 	return v, nil
 }
 
-// apply returns the code the agent exits with instead of code.
-func (m exitMap) apply(code int) int {
+// Apply returns the code the agent exits with instead of code.
+func (m ExitMap) Apply(code int) int {
 	if to, ok := m[code]; ok {
 		return to
 	}

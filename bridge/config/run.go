@@ -1,6 +1,16 @@
 //go:build linux
 
-package bridge
+// Package config is the run configuration of `fifobridge run`: one value,
+// Run, that the flags and FIFOBRIDGE_<NAME> environment fill (through the
+// one table Settings), that an open line of sessions mode overrides for
+// one session (Run.Session), and from which every engine's own settings
+// are built (Run.Spec, Run.Exec, Run.Stream, Run.Conversation).
+//
+// Guarantees: every run flag is one entry of Settings and nothing else
+// defines one; Finish is the one place that checks a Run and derives its
+// dependent defaults, and Session derives a session's the same way; a
+// session's Run is a copy, and the run's value is never changed by it.
+package config
 
 import (
 	"log/slog"
@@ -9,22 +19,28 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
-// Config is everything `fifobridge run` is told.
-type Config struct {
+// Run is everything `fifobridge run` is told. The flags fill it (Define),
+// Finish checks it and derives the rest; the fields after Log are set by
+// the command at start, not by flags.
+type Run struct {
 	Dir        string // holds replies/ in exec mode
 	In, Out    string // FIFO paths
 	StatusPath string
 	Create     bool        // make missing FIFOs (and their directory); else wait for them
 	Perm       os.FileMode // -perm: who may use the FIFOs made here (fifo.InputMode, fifo.OutputMode)
 
-	Mode    string // "stream" or "exec"
+	Mode    string // "stream", "exec" or "sessions"
 	Program string
-	Args    []string
+	// Args are PROGRAM's arguments, and in a session's Run the open
+	// line's args after them.
+	Args []string
+	// Env, if set, adds to (and replaces in) the children's environment:
+	// K=V each, an open line's env.
+	Env []string
 	// Credential, if set, is the uid and gid children run as.
 	Credential *syscall.Credential
 
@@ -42,11 +58,18 @@ type Config struct {
 	Timeout       time.Duration
 	MaxConcurrent int
 	MaxRequest    int
-	AllowArgs     bool
+	// AllowArgs lets exec requests append args, and open lines give args,
+	// env and cwd.
+	AllowArgs bool
 	// ReplySweep, if set, replaces both SweepPeriod and SweepAge (see
 	// answer.Sweep). No flag sets it: the rule is fixed for users, and
 	// only tests shorten it, through FIFOBRIDGE_TEST_REPLY_SWEEP.
 	ReplySweep time.Duration
+
+	// Sessions mode: sessions open at once, and how long one may go
+	// without an input byte or an ask before it is closed (0: forever).
+	MaxSessions int
+	SessionIdle time.Duration
 
 	// Tty runs the stream child on a new pseudo-terminal of TtySize.
 	Tty     bool
@@ -71,9 +94,18 @@ type Config struct {
 	// incomplete.
 	Continuation *regexp.Regexp
 	// Settle is how long the output must stay quiet after a prompt before
-	// the child counts as ready (-settle): 0 is the default (20 ms),
-	// turn.SettleAtOnce no time at all.
+	// the child counts as ready (-settle); after Finish never 0:
+	// turn.SettleAtOnce is no time at all.
 	Settle time.Duration
+
+	// LogFormat and LogLevel are -log-format and -log-level, for the
+	// command to make Log from.
+	LogFormat, LogLevel string
+	// ExitMap is -exit-map, applied by the command to its exit code.
+	ExitMap ExitMap
+
+	// Given holds the settings Finish parses, as given.
+	Given Given
 
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the children's process groups.
@@ -81,7 +113,8 @@ type Config struct {
 
 	// ProgramPath, if set, is Program already looked up.
 	ProgramPath string
-	// WorkDir, if set, is where children start.
+	// WorkDir, if set, is where children start: the agent's start
+	// directory, or an open line's cwd.
 	WorkDir string
 	// Signals, if set, is the signal state children start with.
 	Signals *child.SignalState
@@ -90,15 +123,15 @@ type Config struct {
 	Terminal *child.Terminal
 }
 
-// spec is how every child of cfg starts, less its stdio; cgroups, if
-// set, gives each a cgroup of its own.
-func (cfg *Config) spec(cgroups *cgroup.Manager) child.Spec {
-	spec := child.Spec{
-		Program: cfg.Program, Path: cfg.ProgramPath, Args: cfg.Args, Dir: cfg.WorkDir,
-		Credential: cfg.Credential, Signals: cfg.Signals, Cgroups: cgroups,
-	}
-	if cfg.Credential != nil {
-		spec.Env = child.UserEnv(os.Environ(), cfg.Credential.Uid)
-	}
-	return spec
+// Given is what the flags said of the settings that Finish parses, as
+// text, so that a session's own tty, size, prompt and continuation derive
+// again from the run's as the run's derived: StopSignal "" means the
+// default (HUP with a terminal or a prompt, TERM otherwise).
+type Given struct {
+	Restart, StopSignal, User, TtySize string
+	Prompt, Continuation, Stderr       string
 }
+
+// Explicit reports whether -stop-signal was given; else the stop signal
+// follows the child's terminal and prompt.
+func (g *Given) Explicit() bool { return g.StopSignal != "" }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package config
 
 import "testing"
 
@@ -23,7 +23,7 @@ func TestExitMapSet(t *testing.T) {
 		{"1=2,,3=4", nil},
 		{"", nil},
 	} {
-		var m exitMap
+		var m ExitMap
 		err := m.Set(tc.in)
 		if tc.want == nil {
 			if err == nil {
@@ -36,11 +36,11 @@ func TestExitMapSet(t *testing.T) {
 			continue
 		}
 		for from, to := range tc.want {
-			if m.apply(from) != to {
-				t.Errorf("Set(%q): %d maps to %d, want %d", tc.in, from, m.apply(from), to)
+			if m.Apply(from) != to {
+				t.Errorf("Set(%q): %d maps to %d, want %d", tc.in, from, m.Apply(from), to)
 			}
 		}
-		if m.apply(77) != 77 {
+		if m.Apply(77) != 77 {
 			t.Errorf("Set(%q): an unmapped code changed", tc.in)
 		}
 	}
