@@ -78,7 +78,10 @@ func TestDockerSessions(t *testing.T) {
 		t.Fatalf("DIR/sessions/sh1 after close: %v", err)
 	}
 	run(125, "ask", "-session", "sh1", "pwd")
-	run(1, "health", "-session", "sh1")
+	// The status file, which health reads, is rewritten after the close.
+	if !eventually(hangTimeout, func() bool { return runAs(t, member, nil, "health", "-dir", dir, "-session", "sh1").code == 1 }) {
+		t.Fatalf("health -session sh1 still exits 0 %v after sh1 closed", hangTimeout)
+	}
 	run(125, "close", "sh1")
 	if got := run(0, "ask", "-session", "sh2", "echo still here"); got != "still here\n" {
 		t.Fatalf("sh2 answered %q after sh1 closed", got)

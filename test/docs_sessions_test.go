@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -46,11 +47,13 @@ func TestDocsSessionsControl(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = hangTimeout
-	out, err := cmd.CombinedOutput()
-	checkRace(t, "docs/sessions.md example", string(out))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	checkRace(t, "docs/sessions.md example", stderr.String())
 	want := regexp.MustCompile(`(?s)^\{"id":"o1","type":"opened","pid":\d+\}\nhello\n\{"id":"c1","type":"closed","code":143\}\n$`)
 	if ctx.Err() != nil || err != nil || !want.Match(out) {
-		t.Fatalf("docs/sessions.md:%d: the example ended with %v (%v); output %q, want the opened frame, hello and the closed frame (143: TERM ended cat)", line, err, ctx.Err(), out)
+		t.Fatalf("docs/sessions.md:%d: the example ended with %v (%v); output %q, want the opened frame, hello and the closed frame (143: TERM ended cat); stderr:\n%s", line, err, ctx.Err(), out, stderr.String())
 	}
 	if fifos := fifosUnder(tmp); len(fifos) > 0 {
 		t.Fatalf("docs/sessions.md:%d: the example left FIFOs behind: %v", line, fifos)

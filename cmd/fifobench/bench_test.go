@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // speed, only that every part works.
 func tiny(client string) config {
 	return config{
-		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1,
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1, sessionCycles: 2,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
 }
@@ -116,7 +116,7 @@ func TestRun(t *testing.T) {
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "per second", "print(1)", "Before and after", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Before and after", "fifobridge at rest", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}
@@ -135,6 +135,16 @@ func TestRun(t *testing.T) {
 	for _, who := range b.have(askContenders, newResults()) {
 		_, ok := r.get(askMetric, who)
 		require.True(t, ok, "no %s figure for %s", who, askMetric)
+	}
+	sessions := []string{sessFloor, sessBridge}
+	if docker {
+		sessions = sessContenders
+	}
+	for _, who := range sessions {
+		for _, m := range []string{sessP50Metric, sessP99Metric} {
+			_, ok := r.get(m, who)
+			require.True(t, ok, "no %s figure for %s", who, m)
+		}
 	}
 	if docker {
 		for _, w := range []struct{ metric, who string }{

@@ -30,14 +30,11 @@ const (
 var sessContenders = []string{sessFloor, sessBridge, sessInDocker, sessExec}
 
 // sessShell is the shell every contender runs, on a terminal, with the
-// prompt sessPrompt (PS1 in its environment): busybox's, which the
-// Docker image has too, or sh without busybox.
-func (b *bench) sessShell() []string {
-	if bb := b.tools["busybox"]; bb != "" {
-		return []string{bb, "sh", "-i"}
-	}
-	return []string{b.tools["sh"], "-i"}
-}
+// prompt sessPrompt (PS1 in its environment): the host's sh, which the
+// image has too (imageShell). Not busybox's: its line editing asks the
+// terminal where its cursor is at every prompt, and waits 20 ms after
+// each line for an answer that neither the harness nor the agent gives.
+func (b *bench) sessShell() []string { return []string{b.tools["sh"], "-i"} }
 
 // The arguments of the sessions agent after -dir and -log-level: every
 // session a shell on a terminal, asked at its prompt.
@@ -120,7 +117,7 @@ func (b *bench) newCycler(name string, ctr *sessContainer) (*asker, error) {
 		cycle := func() (string, error) { return ptyCycle(b.sessShell(), env) }
 		return &asker{ask: harnessTimed(cycle), want: sessAnswer, close: none}, nil
 	case sessExec:
-		argv := []string{b.tools["docker"], "exec", "-it", "-e", "PS1=" + sessPrompt, "-e", "TERM=dumb", ctr.name, "/sh", "-i"}
+		argv := []string{b.tools["docker"], "exec", "-it", "-e", "PS1=" + sessPrompt, "-e", "TERM=dumb", ctr.name, imageShell, "-i"}
 		cycle := func() (string, error) { return ptyCycle(argv, nil) }
 		return &asker{ask: harnessTimed(cycle), want: sessAnswer, close: none}, nil
 	case sessInDocker:
@@ -141,11 +138,15 @@ func (b *bench) newCycler(name string, ctr *sessContainer) (*asker, error) {
 	return &asker{ask: harnessTimed(b.cliCycle(dir)), want: sessAnswer, close: rn.stop}, nil
 }
 
-// awaitSessions waits until a sessions agent serves dir: one open with
-// -wait, and its close.
+// awaitSessions waits until a sessions agent serves dir (health -wait:
+// open -wait would not do for the agent on the host, since the harness
+// holds its DIR/in open), then opens and closes one session.
 func (b *bench) awaitSessions(dir string) error {
 	wait := strconv.Itoa(int(dockerTimeout/time.Second)) + "s"
-	if _, err := output([]string{b.bin, "open", "-dir", dir, "-wait", wait, sessName}); err != nil {
+	if _, err := output([]string{b.bin, "health", "-dir", dir, "-wait", wait}); err != nil {
+		return err
+	}
+	if _, err := output([]string{b.bin, "open", "-dir", dir, sessName}); err != nil {
 		return err
 	}
 	_, err := output([]string{b.bin, "close", "-dir", dir, sessName})
@@ -175,7 +176,7 @@ type sessContainer struct {
 }
 
 // startSessionsContainer starts the sessions part's container, from the
-// Docker part's image: its agent runs busybox's sh, as /sh, per session.
+// Docker part's image: its agent runs the host's sh per session.
 func (b *bench) startSessionsContainer() (*sessContainer, error) {
 	dir, err := os.MkdirTemp(b.work, "sessions-dir-")
 	if err != nil {
@@ -184,7 +185,7 @@ func (b *bench) startSessionsContainer() (*sessContainer, error) {
 	b.containers++
 	c := &sessContainer{name: fmt.Sprintf("fifobench-%d-%d", os.Getpid(), b.containers), dir: dir}
 	args := b.image.runArgs("-d", "--name", c.name, "-v", dir+":"+dockerContainers, "-e", "PS1="+sessPrompt, b.image.tag,
-		"/fifobridge", "run", "-dir", dockerContainers, "-mode", "sessions", "-tty", "-prompt", sessRegex, "-log-level", "error", "--", "/sh", "-i")
+		"/fifobridge", "run", "-dir", dockerContainers, "-mode", "sessions", "-tty", "-prompt", sessRegex, "-log-level", "error", "--", imageShell, "-i")
 	if _, err := dockerCmd(args...); err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,8 +43,8 @@ func startPTY(argv, env []string) (*ptyShell, error) {
 }
 
 // readTo reads the terminal until what it gave, less escape sequences
-// (busybox's line editing asks the terminal where its cursor is after
-// each prompt), ends with end, and returns that, less end.
+// (a shell's line editing may send some around its prompt), ends with
+// end, and returns that, less end.
 func (p *ptyShell) readTo(end string) (string, error) {
 	p.master.SetReadDeadline(time.Now().Add(time.Minute))
 	buf := make([]byte, 4096)
@@ -127,8 +126,9 @@ func (p *ptyShell) exchange() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if got != echo {
-		return "", errors.New("the terminal gave " + fmt.Sprintf("%q", got+sessAnswerTTY) + ", want the echo and the answer")
+	// Line editing may redraw the prompt and the line before its echo ends.
+	if !strings.HasSuffix(got, echo) {
+		return "", fmt.Errorf("the terminal gave %q, want the echo and the answer", got+sessAnswerTTY)
 	}
 	return sessAnswer, nil
 }
