@@ -4,7 +4,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/fifobridge/fifobridge/bridge/config"
 	"os"
@@ -35,9 +34,6 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *child.StartError when the program cannot start, a *ConfigError when the
 // agent cannot work at all.
 func Run(ctx context.Context, cfg *config.Run) (child.ExitStatus, error) {
-	if cfg.Mode == "sessions" {
-		return child.ExitStatus{}, &ConfigError{errors.New("sessions mode is not served yet")}
-	}
 	a := &agent{cfg: cfg, started: time.Now().UTC(), state: child.StateStarting, dirs: map[string]*sharedir.Dir{}, roles: follow.NewRoles()}
 	reaper := child.NewReaper(cfg.Log)
 	defer reaper.Close()
@@ -105,7 +101,7 @@ func Run(ctx context.Context, cfg *config.Run) (child.ExitStatus, error) {
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
 	a.warnPromptUnseen()
-	m := a.engine(cfg.Spec(cgroups), reaper, src, sink)
+	m := a.engine(cgroups, reaper, src, sink)
 	a.setSource(m.Snapshot)
 	return m.Run(ctx)
 }
@@ -177,6 +173,7 @@ type agent struct {
 	dir            *sharedir.Dir            // DIR, nil when it does not exist (-create=false)
 	inDir, outDir  *sharedir.Dir            // the directories of -in and -out
 	replies        *sharedir.Dir            // DIR/replies (exec mode), or nil
+	sessions       *sharedir.Dir            // DIR/sessions (sessions mode), or nil
 	lock           *os.File                 // DIR/lock, held while the agent runs
 }
 

@@ -8,13 +8,17 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/bridge/execmode"
+	"github.com/fifobridge/fifobridge/bridge/sessions"
 	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
-// engine is stream or exec mode. Run serves until the work is over or ctx
+// engine is stream, exec or sessions mode. Run serves until the work is over or ctx
 // is done, closes the FIFO ends it was given, and returns after every
 // goroutine and child it started is gone. Snapshot is its part of the
 // status file.
@@ -24,12 +28,37 @@ type engine interface {
 }
 
 // engine returns the engine of the agent's mode, serving src and sink and
-// starting every child as spec says.
-func (a *agent) engine(spec child.Spec, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
-	if a.cfg.Mode == "exec" {
-		return execmode.New(a.cfg.Exec(spec, a.replies), reaper, src, sink, a.statusFile.Poke)
+// starting every child in a cgroup of cgroups (nil: none).
+func (a *agent) engine(cgroups *cgroup.Manager, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
+	switch a.cfg.Mode {
+	case "exec":
+		return execmode.New(a.cfg.Exec(a.cfg.Spec(cgroups), a.replies), reaper, src, sink, a.statusFile.Poke)
+	case "sessions":
+		return sessions.New(a.sessionsConfig(cgroups), reaper, src, sink, a.statusFile.Poke)
 	}
-	return stream.New(a.cfg.Stream(spec, a.dir, a.conversation()), reaper, src, sink, a.statusFile.Poke)
+	return stream.New(a.cfg.Stream(a.cfg.Spec(cgroups), a.dir, a.conversation()), reaper, src, sink, a.statusFile.Poke)
+}
+
+// sessionsConfig is sessions mode's configuration: a session's stream
+// settings are the run's as its open line overrides them
+// (config.Run.Session), its child starting in a cgroup of cgroups, and
+// its conversation's FIFOs in its own directory, its askers' reply FIFOs
+// in DIR/replies.
+func (a *agent) sessionsConfig(cgroups *cgroup.Manager) *sessions.Config {
+	cfg := a.cfg
+	return &sessions.Config{
+		MaxSessions: cfg.MaxSessions, SessionIdle: cfg.SessionIdle, StopTimeout: cfg.StopTimeout,
+		IdleTimeout: cfg.IdleTimeout, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
+		Sessions: a.sessions, Replies: a.replies, Perm: cfg.Perm, Log: cfg.Log, Forward: cfg.Forward,
+		Stream: func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error) {
+			run, err := cfg.Session(&ctl)
+			if err != nil {
+				return nil, err
+			}
+			conv := run.Conversation(config.Places{Dir: files, Replies: a.replies})
+			return run.Stream(run.Spec(cgroups), files, conv), nil
+		},
+	}
 }
 
 // converses says whether the agent holds a conversation: -prompt in

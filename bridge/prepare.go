@@ -13,6 +13,7 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
+	"golang.org/x/sys/unix"
 )
 
 // repliesMode is the mode of DIR/replies: anyone may make a reply FIFO
@@ -47,6 +48,9 @@ func (a *agent) prepareCreate() error {
 		if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
 			return err
 		}
+	}
+	if err := a.prepareSessions(); err != nil {
+		return err
 	}
 	if err := a.prepareAsk(); err != nil {
 		return err
@@ -130,6 +134,9 @@ func (a *agent) prepareWaitDir() error {
 	}
 	if err := a.attachStatus(false); err != nil {
 		return err
+	}
+	if a.cfg.Mode == "sessions" {
+		return a.prepareSessions()
 	}
 	if a.cfg.Mode != "exec" {
 		return a.prepareAsk()
@@ -230,6 +237,9 @@ func (a *agent) closeDirs() {
 	if a.replies != nil {
 		a.replies.Close()
 	}
+	if a.sessions != nil {
+		a.sessions.Close()
+	}
 	for _, d := range a.dirs {
 		d.Close()
 	}
@@ -250,4 +260,33 @@ func (a *agent) prepareAsk() error {
 		return err
 	}
 	return a.makeFIFO(a.dir, conversation.AskName, fifo.InputMode(a.cfg.Perm))
+}
+
+// sessionsName is the directory of the sessions' files, in DIR.
+const sessionsName = "sessions"
+
+// prepareSessions makes, in sessions mode, DIR/replies and DIR/sessions,
+// which holds a directory of FIFOs per session. DIR/sessions is the
+// agent's, as DIR/replies is: one of another user there is refused (the
+// agent does not start), and one of its own gets its mode, DIR's less
+// the right of others to make entries, so that only the agent makes a
+// session's directory. Without DIR (-create=false) there is no session
+// to serve: that is the agent's failure.
+func (a *agent) prepareSessions() error {
+	if a.cfg.Mode != "sessions" {
+		return nil
+	}
+	if a.dir == nil {
+		return fmt.Errorf("sessions mode needs the directory %s, which cannot be opened", a.cfg.Dir)
+	}
+	var err error
+	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(a.dir.Fd(), &st); err != nil {
+		return fmt.Errorf("stat %s: %w", a.dir.Path(), err)
+	}
+	a.sessions, err = a.dir.MakeSub(sessionsName, os.FileMode(st.Mode&0o755|0o700))
+	return err
 }

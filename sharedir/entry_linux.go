@@ -67,6 +67,18 @@ func (d *Dir) Remove(name string) error {
 	return nil
 }
 
+// RemoveDir removes the empty directory name of d (unlinkat with
+// AT_REMOVEDIR: a link there is not followed, and is refused).
+func (d *Dir) RemoveDir(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(d.Fd(), name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
 // Rename replaces the entry to of d with its entry from, atomically
 // (renameat: a link at to is replaced, not followed).
 func (d *Dir) Rename(from, to string) error {

@@ -177,14 +177,3 @@ func TestSendID(t *testing.T) {
 	}
 	requireNoReplies(t, a.dir)
 }
-
-// TestSessionsNotServedYet: -mode sessions passes the flags' check, and
-// the agent refuses to serve it (125, saying so) until its engine lands.
-func TestSessionsNotServedYet(t *testing.T) {
-	requireBusybox(t)
-	checkLeaks(t, true)
-	code, stderr := runAgent(t, nil, "run", "-dir", filepath.Join(t.TempDir(), "fb"), "-mode", "sessions", "-tty", "--", busybox, "sh")
-	if code != 125 || !strings.Contains(stderr, "sessions mode is not served yet") {
-		t.Fatalf("run -mode sessions exited %d, want 125 saying it is not served yet; stderr:\n%s", code, stderr)
-	}
-}

@@ -58,6 +58,9 @@ type Config struct {
 	Log *slog.Logger
 	// Forward carries the signals to pass on to the child's process group.
 	Forward <-chan os.Signal
+	// Started, if set, is told the pid of every child started, once it
+	// runs (sessions mode answers an open with it).
+	Started func(pid int)
 }
 
 // flushGrace bounds how long a stopping engine waits for a reader to take

@@ -5,6 +5,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/status"
+	"golang.org/x/sys/unix"
 )
 
 // Engine is stream mode: one supervised child, restarted by policy, wired to
@@ -135,6 +137,31 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	return st, err
 }
 
+// Signal sends sig to the running child's foreground: the foreground
+// process group of its terminal (-tty), else its process group. It fails
+// when no child runs (between a child's end and its restart).
+func (s *Engine) Signal(sig syscall.Signal) error {
+	if s.tty == nil {
+		if s.sup.Snapshot().Pid == 0 {
+			return errNoChild
+		}
+		s.sup.Signal(sig)
+		return nil
+	}
+	pg, err := s.tty.foreground()
+	if err != nil {
+		return err
+	}
+	if err := unix.Kill(-pg, sig); err != nil {
+		return fmt.Errorf("signal process group %d: %w", pg, err)
+	}
+	s.cfg.Log.Info("sent signal to the terminal's foreground group", "signal", child.SignalName(sig), "pgid", pg)
+	return nil
+}
+
+// errNoChild is what Signal says between a child's end and its restart.
+var errNoChild = errors.New("no child runs now")
+
 // forward passes signals to the child until done.
 func (s *Engine) forward(done <-chan struct{}) {
 	for {
@@ -147,12 +174,24 @@ func (s *Engine) forward(done <-chan struct{}) {
 	}
 }
 
-// start starts one child on fresh pipes and wires them to the FIFOs.
+// start starts one child and tells Started of it.
 func (s *Engine) start() (*child.Process, error) {
 	s.talk.Started() // before any output: the first prompt counts
+	var p *child.Process
+	var err error
 	if s.tty != nil {
-		return s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done())
+		p, err = s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done())
+	} else {
+		p, err = s.startPiped()
 	}
+	if err == nil && s.cfg.Started != nil {
+		s.cfg.Started(p.Pid)
+	}
+	return p, err
+}
+
+// startPiped starts one child on fresh pipes and wires them to the FIFOs.
+func (s *Engine) startPiped() (*child.Process, error) {
 	stdin, childIn, err := pipeio.Pipe(false)
 	if err != nil {
 		return nil, err

@@ -359,6 +359,21 @@ func (t *terminal) held() int {
 	return len(t.pending)
 }
 
+// foreground returns the foreground process group of the running child's
+// terminal.
+func (t *terminal) foreground() (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master == nil {
+		return 0, errNoChild
+	}
+	pg, err := tty.Foreground(t.master)
+	if err == nil && pg <= 0 {
+		err = errors.New("the child's terminal has no foreground process group")
+	}
+	return pg, err
+}
+
 // winsize returns the terminals' window size.
 func (t *terminal) winsize() tty.Winsize {
 	t.mu.Lock()

@@ -1,0 +1,126 @@
+//go:build linux
+
+package sessions
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
+	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/sharedir"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// session is one open session: its stream engine, its files, and how it
+// ended. Its run (Engine.runSession) owns everything in it.
+type session struct {
+	name    string
+	files   *sharedir.Dir // DIR/sessions/NAME
+	eng     *stream.Engine
+	roles   *follow.Roles // what its input FIFOs serve; the status names them
+	log     *slog.Logger
+	started time.Time
+	tty     bool
+	prompt  bool
+
+	ctx     context.Context
+	cancel  context.CancelFunc // a close
+	signals chan os.Signal     // the agent's forwarded signals, to its engine
+
+	pid       atomic.Int64  // its first child's, once started
+	startOnce sync.Once     // closes running
+	running   chan struct{} // closed once its first child started
+	closing   atomic.Bool   // a close (or the agent's stop) began
+
+	done   chan struct{} // closed once it is gone; then status and err are set
+	status child.ExitStatus
+	err    error
+}
+
+// signalsQueued is how many forwarded signals a session may have yet to
+// take before a new one is dropped.
+const signalsQueued = 8
+
+// childStarted is told of every child the session's engine starts.
+func (s *session) childStarted(pid int) {
+	s.startOnce.Do(func() {
+		s.pid.Store(int64(pid))
+		close(s.running)
+	})
+}
+
+// ready reports whether the session's child runs and, with a prompt, has
+// shown it since it started.
+func (s *session) ready() (pid int, ok bool) {
+	snap := s.eng.Snapshot()
+	if snap.Child.PID == 0 {
+		return 0, false
+	}
+	if !s.prompt {
+		return snap.Child.PID, true
+	}
+	t := snap.Child.Turn
+	return snap.Child.PID, t != nil && (t.State == "ready" || t.Unready == nil)
+}
+
+// snapshot is the session's entry in the status file.
+func (s *session) snapshot() status.Session {
+	snap := s.eng.Snapshot()
+	st := status.Session{Name: s.name, PID: snap.Child.PID, State: snap.State, StartedAt: s.started,
+		Restarts: snap.Child.Restarts, Tty: s.tty, Child: snap.Child, Turn: snap.Child.Turn,
+		Transcript: snap.Transcript, Inputs: s.inputs()}
+	st.Child.Turn = nil // the session's own "turn" says it
+	if s.closing.Load() {
+		st.State = string(child.StateStopping)
+	}
+	return st
+}
+
+// inputs identifies the session's input FIFOs served now.
+func (s *session) inputs() map[string]status.FIFO {
+	var m map[string]status.FIFO
+	for _, role := range []string{follow.RoleIn, follow.RoleAsk} {
+		if id, ok := s.roles.Current(role); ok {
+			if m == nil {
+				m = map[string]status.FIFO{}
+			}
+			m[role] = status.FIFO{Dev: id.Dev, Ino: id.Ino, Btime: id.Btime}
+		}
+	}
+	return m
+}
+
+// close begins the session's close: its engine stops its child's tree.
+func (s *session) close() {
+	s.closing.Store(true)
+	s.cancel()
+}
+
+// runSession runs s until its engine returns (a close, its child ended
+// for good, -session-idle, the agent's stop), then removes its files and
+// forgets it.
+func (e *Engine) runSession(s *session) {
+	defer e.wg.Done()
+	st, err := s.eng.Run(s.ctx)
+	s.closing.Store(true)
+	s.cancel()
+	e.removeFiles(s.name, s.files)
+	e.mu.Lock()
+	delete(e.sessions, s.name)
+	e.mu.Unlock()
+	s.status, s.err = st, err
+	close(s.done)
+	if err != nil {
+		s.log.Warn("session closed: its child could not start", "err", err)
+	} else {
+		s.log.Info("session closed", "status", st.String())
+	}
+	e.idle.Touch() // the end of a session is activity
+	e.poke()
+}
