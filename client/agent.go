@@ -16,12 +16,12 @@ import (
 // reading it because it is stopping and still answers the lines it read.
 type agentWatch struct {
 	dir   *sharedir.Dir // DIR, entered once; not the watch's to close
-	in    string        // the name of the FIFO the request went to
+	in    input         // the FIFO the request went to
 	start string        // the serving agent at send's start (identity), or ""
 }
 
-func newAgentWatch(dir *sharedir.Dir, in string) *agentWatch {
-	w := &agentWatch{dir: dir, in: in}
+func newAgentWatch(in input) *agentWatch {
+	w := &agentWatch{dir: in.dir, in: in}
 	if s, err := w.status(); err == nil {
 		w.start = identity(s)
 	}
@@ -30,8 +30,8 @@ func newAgentWatch(dir *sharedir.Dir, in string) *agentWatch {
 
 // newAgentWatchOf is newAgentWatch with the serving agent's identity
 // given, start ("" when unknown).
-func newAgentWatchOf(dir *sharedir.Dir, in, start string) *agentWatch {
-	return &agentWatch{dir: dir, in: in, start: start}
+func newAgentWatchOf(in input, start string) *agentWatch {
+	return &agentWatch{dir: in.dir, in: in, start: start}
 }
 
 // watchPeriod is how often a request still waiting to be read checks that
@@ -41,7 +41,7 @@ const watchPeriod = 250 * time.Millisecond
 // gone returns why no agent that can answer the request serves DIR any
 // more, or nil while one does.
 func (w *agentWatch) gone() error {
-	if r, err := fifo.OpenWriterNowAt(w.dir, w.in); err == nil {
+	if r, err := fifo.OpenWriterNowAt(w.in.fifos, w.in.name); err == nil {
 		r.Close()
 		if w.start != "" {
 			if s, err := w.status(); err == nil && identity(s) != w.start {
@@ -54,10 +54,14 @@ func (w *agentWatch) gone() error {
 	// answers every line it read before it exits.
 	s, err := w.status()
 	if err != nil || !w.alive() {
-		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.dir.Join(w.in))
+		return fmt.Errorf("%w: no agent reads %s", ErrAgentGone, w.in.path())
 	}
 	if w.start != "" && identity(s) != w.start {
 		return fmt.Errorf("%w: a new agent serves %s, the one sent to is gone", ErrAgentGone, w.dir.Path())
+	}
+	if _, open := findSession(s, w.in.session); w.in.session != "" && !open {
+		// Its close answers the asks it read; this one it never read.
+		return fmt.Errorf("%w: session %s was closed", ErrNoSession, w.in.session)
 	}
 	if s.State != "stopping" && s.State != "running" {
 		return fmt.Errorf("%w: the agent is %s", ErrAgentGone, s.State)
@@ -82,17 +86,18 @@ func (w *agentWatch) alive() bool {
 	return err == nil && ok
 }
 
-// refuseStreamMode fails when the agent that serves dir runs in stream mode,
-// where a request line would be the child's input: nothing is written then.
-// An agent writes its status file before it serves its FIFOs, so the file
+// refuseNonExec fails when the agent that serves dir runs in stream
+// mode, where a request line would be the child's input, or in sessions
+// mode, where DIR/in takes control lines: nothing is written then. An
+// agent writes its status file before it serves its FIFOs, so the file
 // read here is the serving agent's own.
-func refuseStreamMode(dir *sharedir.Dir) error {
+func refuseNonExec(dir *sharedir.Dir) error {
 	s, err := status.ReadAt(dir, statusName)
-	if err != nil || s.Mode != "stream" || s.State == "stopped" {
+	if err != nil || s.Mode != "stream" && s.Mode != status.ModeSessions || s.State == "stopped" {
 		return nil
 	}
 	if ok, err := status.AgentAliveAt(dir); err != nil || !ok {
 		return nil
 	}
-	return fmt.Errorf("the agent serving %s runs in stream mode; send needs -mode exec", dir.Path())
+	return fmt.Errorf("the agent serving %s runs in %s mode; send needs -mode exec", dir.Path(), s.Mode)
 }

@@ -23,8 +23,11 @@ var ErrNoConversation = errors.New("no conversation")
 
 // AskOptions is one turn to ask.
 type AskOptions struct {
-	Dir   string // the agent's directory
-	Input []byte // what to write to the child; the agent adds a missing "\n"
+	Dir string // the agent's directory
+	// Session, when set, names the session of a sessions-mode agent to
+	// ask, through its DIR/sessions/NAME/ask; "" asks DIR/ask.
+	Session string
+	Input   []byte // what to write to the child; the agent adds a missing "\n"
 	// Limit is the turn's time limit (0: none); Quiet, if set, ends the
 	// turn after that long without output.
 	Limit, Quiet time.Duration
@@ -58,8 +61,12 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 		return Result{}, err
 	}
 	defer dir.Close()
-	if err := refuseNoConversation(dir); err != nil {
+	in, err := askInput(dir, o.Session)
+	if err != nil {
 		return Result{}, err
+	}
+	if in.fifos != dir {
+		defer in.fifos.Close()
 	}
 	id := randname.New()
 	reply, err := makeReply(dir)
@@ -71,30 +78,52 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(dir, askName)
-	if err := writeRequest(ctx, dir, askName, line, reply); err != nil {
+	watch := newAgentWatch(in)
+	if err := writeRequest(ctx, in, line, reply); err != nil {
 		return Result{}, err
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn, limit: limitFrom(o.Limit)}
 	res, err := r.run(ctx, reply, watch)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) && res.NotReady == "" {
-		res.NotReady = unreadyNote(dir)
+		res.NotReady = unreadyNote(in)
 	}
 	return res, err
 }
 
+// askInput is the FIFO an ask goes to: DIR/ask, or with a session its
+// DIR/sessions/NAME/ask (enterSession; the caller closes its fifos).
+// Nothing is written when there is no conversation to ask.
+func askInput(dir *sharedir.Dir, session string) (input, error) {
+	if session != "" {
+		return enterSession(dir, session)
+	}
+	if err := refuseNoConversation(dir); err != nil {
+		return input{}, err
+	}
+	return dirInput(dir, askName), nil
+}
+
 // unreadyNote is what the status file of DIR says of a conversation's
-// child that has shown no prompt since it started or since a turn was
-// interrupted, as of now, or "": an ask that is interrupted (its context
-// ends before the turn's last frame) says why the child did not answer,
-// as the end frame of one past its limit does. The file is rewritten at
-// least every few seconds, so the child's last line may be that old.
-func unreadyNote(dir *sharedir.Dir) string {
-	s, err := status.ReadAt(dir, statusName)
-	if err != nil || s.Child.Turn == nil || s.Child.Turn.Unready == nil {
+// child (in's: DIR's own, or a session's) that has shown no prompt since
+// it started or since a turn was interrupted, as of now, or "": an ask
+// that is interrupted (its context ends before the turn's last frame)
+// says why the child did not answer, as the end frame of one past its
+// limit does. The file is rewritten at least every few seconds, so the
+// child's last line may be that old.
+func unreadyNote(in input) string {
+	s, err := status.ReadAt(in.dir, statusName)
+	if err != nil {
 		return ""
 	}
-	return s.Child.Turn.Unready.Message(time.Now())
+	turn := s.Child.Turn
+	if in.session != "" {
+		sess, _ := findSession(s, in.session)
+		turn = sess.Turn
+	}
+	if turn == nil || turn.Unready == nil {
+		return ""
+	}
+	return turn.Unready.Message(time.Now())
 }
 
 // askLine encodes one ask as it is written to DIR/ask, as requestLine
@@ -110,16 +139,21 @@ func askLine(id, reply string, o AskOptions) ([]byte, error) {
 	return encodeLine(a)
 }
 
-// refuseNoConversation fails when the agent serving dir cannot hold a
-// conversation: one in exec mode, or one without -prompt, which makes no
-// DIR/ask. Nothing is written then.
+// refuseNoConversation fails when the agent serving dir holds no
+// conversation on DIR/ask: one in exec mode, one in sessions mode (whose
+// conversations are its sessions'), or one without -prompt, which makes
+// no DIR/ask. Nothing is written then.
 func refuseNoConversation(dir *sharedir.Dir) error {
-	if s, err := status.ReadAt(dir, statusName); err == nil && s.Mode == "exec" && s.State != "stopped" {
-		if ok, err := status.AgentAliveAt(dir); err == nil && ok {
-			return fmt.Errorf("%w: the agent serving %s runs in exec mode; ask needs a stream agent run with -prompt", ErrNoConversation, dir.Path())
+	s, err := status.ReadAt(dir, statusName)
+	served := err == nil && s.State != "stopped" && (s.Mode == "exec" || s.Mode == status.ModeSessions)
+	if ok, err := status.AgentAliveAt(dir); served && err == nil && ok {
+		need := "a stream agent run with -prompt"
+		if s.Mode == status.ModeSessions {
+			need = "-session NAME"
 		}
+		return fmt.Errorf("%w: the agent serving %s runs in %s mode; ask needs %s", ErrNoConversation, dir.Path(), s.Mode, need)
 	}
-	err := fifo.CheckAt(dir, askName)
+	err = fifo.CheckAt(dir, askName)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving %s?)", ErrNoConversation, dir.Join(askName), dir.Path())

@@ -103,7 +103,7 @@ func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
 		return nil, err
 	}
 	if a.reply, err = makeReply(d); err == nil {
-		a.in, err = openInput(context.Background(), d, askName, a.reply.key)
+		a.in, err = openInput(context.Background(), dirInput(d, askName), a.reply.key)
 	}
 	if err != nil {
 		a.release()
@@ -160,7 +160,7 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatchOf(a.dir, askName, a.agent.of(a.dir))
+	watch := newAgentWatchOf(dirInput(a.dir, askName), a.agent.of(a.dir))
 	res, err := a.relayTurn(ctx, id, line, watch, t.Stdout)
 	var rejected *RejectedError
 	if err == nil || errors.As(err, &rejected) && a.reply.lost() == nil {

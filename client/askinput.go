@@ -19,7 +19,7 @@ func (a *Asker) writeAsk(ctx context.Context, line []byte) error {
 	path := a.dir.Join(askName)
 	for retried := false; ; retried = true {
 		if a.in == nil {
-			in, err := openInput(ctx, a.dir, askName, a.reply.key)
+			in, err := openInput(ctx, dirInput(a.dir, askName), a.reply.key)
 			if err != nil {
 				return err
 			}

@@ -1,13 +1,29 @@
 //go:build linux
 
-// Package client is what `fifobridge send` and `fifobridge ask` do: Send
-// sends one exec-mode request to an agent and relays the request's output
-// and exit; Ask asks a conversation one turn. An Asker (OpenAsker) asks a
+// Package client is what `fifobridge send`, `ask`, `open`, `close` and
+// `ls` do: Send sends one exec-mode request to an agent and relays the
+// request's output and exit; Ask asks a conversation one turn, DIR's own
+// or a session's (AskOptions.Session). An Asker (OpenAsker) asks a
 // conversation many turns with its FIFOs kept open: what a program that
-// talks to a REPL all day uses instead of one Ask per turn.
+// talks to a REPL all day uses instead of one Ask per turn. Sessions
+// opens, closes and lists the sessions of an agent in sessions mode.
 //
 // Guarantees:
 //
+//   - Open, Close and List are Send's machinery with another line: one
+//     control line (protocol.Control) written into DIR/in by Send's rules
+//     (the served check, the lock rule, the give-up and the reply FIFO
+//     removed on every way out), answered on a private reply FIFO. They
+//     write nothing unless the status file says a live agent serves DIR in
+//     sessions mode (in exec mode DIR/in would take the line as a request,
+//     in stream mode as the child's input), nor for a session name that
+//     could name no session. Send, and Ask without a session, to an agent
+//     in sessions mode write nothing.
+//   - An Ask of a session enters DIR/sessions and DIR/sessions/NAME from
+//     DIR's descriptor (no symbolic link followed, one there refused and
+//     left alone) and writes only into the ask FIFO the status file names
+//     for that session (sessions[NAME].inputs.ask); a session the file
+//     does not list is not open, whoever made its directory.
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
 //   - Send, Ask and an Asker's turns end when their context does,

@@ -72,22 +72,35 @@ func startFakeAgent(t *testing.T, dir string) *fakeAgent {
 // called, holding DIR/lock until then or die.
 func startFakeServer[T any](t testing.TB, dir, name string, parse func([]byte) T, reply func(T) string) *fakeServer[T] {
 	t.Helper()
-	in, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	require.NoError(t, err)
-	s := &fakeServer[T]{t: t, dir: dir, in: in, got: make(chan T, 16), raw: make(chan []byte, 64), reply: reply, done: make(chan struct{})}
+	s := startFakeReader(t, dir, filepath.Join(dir, name), parse, reply)
 	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	s.lock, err = status.Lock(d, 0o644)
 	d.Close()
 	require.NoError(t, err)
-	go s.read(parse)
-	t.Cleanup(s.stopReading)
 	t.Cleanup(s.die)
 	return s
 }
 
+// startFakeReader reads the FIFO at path until the test ends or
+// stopReading is called, for an agent whose directory is dir, without
+// taking its lock.
+func startFakeReader[T any](t testing.TB, dir, path string, parse func([]byte) T, reply func(T) string) *fakeServer[T] {
+	t.Helper()
+	in, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	s := &fakeServer[T]{t: t, dir: dir, in: in, got: make(chan T, 16), raw: make(chan []byte, 64), reply: reply, done: make(chan struct{})}
+	go s.read(parse)
+	t.Cleanup(s.stopReading)
+	return s
+}
+
 // die releases the agent's lock, as the death of an agent does.
-func (s *fakeServer[T]) die() { s.lock.Close() }
+func (s *fakeServer[T]) die() {
+	if s.lock != nil {
+		s.lock.Close()
+	}
+}
 
 func (s *fakeServer[T]) read(parse func([]byte) T) {
 	defer close(s.done)
@@ -106,6 +119,22 @@ func (s *fakeServer[T]) read(parse func([]byte) T) {
 		}
 		s.got <- parse(line)
 	}
+}
+
+// requireNothingRead fails the test if any line reached the FIFO before
+// a marker line written now: one that was in it when this is called, or
+// that a call that returned put there, comes first.
+func (s *fakeServer[T]) requireNothingRead() {
+	s.t.Helper()
+	_, err := s.in.Write([]byte("marker\n")) // s.in is open for reading and writing
+	require.NoError(s.t, err)
+	select {
+	case line := <-s.raw:
+		require.Equal(s.t, "marker", string(line), "a line was written into %s", s.in.Name())
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("the marker line did not arrive")
+	}
+	s.next() // the marker, parsed: the next line the test takes is a new one
 }
 
 // stopReading closes the input FIFO, as an agent does when it stops, and

@@ -39,6 +39,9 @@ type relay struct {
 	// after, when set, is closed once a write a turn before abandoned
 	// has returned (see output): nothing is written before.
 	after <-chan struct{}
+	// answer is the frame that answered a control line of sessions mode
+	// (see control), once it came.
+	answer *protocol.Frame
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
@@ -186,7 +189,14 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 			return Result{}, true, err
 		}
 	case protocol.FrameError:
-		return Result{}, true, &RejectedError{Msg: f.Error}
+		e := &RejectedError{Msg: f.Error, TimedOut: f.TimedOut}
+		if f.Code != nil {
+			e.Code = *f.Code
+		}
+		return Result{}, true, e
+	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled:
+		r.answer = &f
+		return Result{}, true, nil
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
 		return Result{TimedOut: f.TimedOut, Incomplete: f.Incomplete, Status: f.Status, Prompt: f.Prompt,
 			NotReady: f.NotReady}, true, nil

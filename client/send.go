@@ -36,7 +36,14 @@ var ErrGivenUp = errors.New("the agent gave this request up: its reader took not
 var ErrUnanswerable = errors.New("the agent cannot answer on the reply FIFO")
 
 // RejectedError is an error frame the agent answered a request with.
-type RejectedError struct{ Msg string }
+// Code and TimedOut are an open's (see Open): the code PROGRAM could not
+// start with (127, 126), or that the session's child showed no prompt
+// within the open's timeout; 0 and false otherwise.
+type RejectedError struct {
+	Msg      string
+	Code     int
+	TimedOut bool
+}
 
 func (e *RejectedError) Error() string { return "request rejected: " + e.Msg }
 
@@ -111,7 +118,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer dir.Close()
-	if err := refuseStreamMode(dir); err != nil {
+	if err := refuseNonExec(dir); err != nil {
 		return Result{}, err
 	}
 	reply, err := makeReply(dir)
@@ -124,8 +131,9 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	watch := newAgentWatch(dir, inName)
-	if err := writeRequest(ctx, dir, inName, line, reply); err != nil {
+	in := dirInput(dir, inName)
+	watch := newAgentWatch(in)
+	if err := writeRequest(ctx, in, line, reply); err != nil {
 		if ctx.Err() != nil {
 			cancelRequest(dir, inName, id) // the line may have been finished all the same
 		}

@@ -125,7 +125,7 @@ func TestCheckServed(t *testing.T) {
 				s.writeStatus(t, inputs, tc.mode, tc.owner)
 			}
 			key := replyKey{agent: uint32(me), othersRename: tc.renamed}
-			err := checkServed(s.d, inName, s.describe(t, inName), key)
+			err := checkServed(dirInput(s.d, inName), s.describe(t, inName), key)
 			if tc.want == nil {
 				require.NoError(t, err)
 				return
@@ -149,7 +149,7 @@ func TestWriteRequestNotServed(t *testing.T) {
 	key := replyKey{agent: uint32(os.Geteuid()), othersRename: true, othersCreate: true}
 	for _, name := range []string{inName, askName} {
 		start := time.Now()
-		err := writeRequest(context.Background(), s.d, name, []byte("\n{\"id\":\"x\",\"reply\":\"secret\"}\n"), &replyFIFO{key: key})
+		err := writeRequest(context.Background(), dirInput(s.d, name), []byte("\n{\"id\":\"x\",\"reply\":\"secret\"}\n"), &replyFIFO{key: key})
 		require.ErrorIs(t, err, errNotServed)
 		require.GreaterOrEqual(t, time.Since(start), servedPatience)
 	}
@@ -167,7 +167,7 @@ func TestWriteRequestServedLater(t *testing.T) {
 	key := replyKey{agent: uint32(me), othersRename: true}
 	done := make(chan error, 1)
 	go func() {
-		done <- writeRequest(context.Background(), s.d, inName, []byte("\nline\n"), &replyFIFO{key: key})
+		done <- writeRequest(context.Background(), dirInput(s.d, inName), []byte("\nline\n"), &replyFIFO{key: key})
 	}()
 	s.writeStatus(t, map[string]fifo.ID{inName: s.id[inName]}, 0o640, me)
 	require.NoError(t, <-done)
@@ -185,7 +185,7 @@ func TestWriteRequestNotServedCancelled(t *testing.T) {
 	s.writeStatus(t, map[string]fifo.ID{inName: s.id[askName]}, 0o640, os.Geteuid())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := writeRequest(ctx, s.d, inName, []byte("\nline\n"), &replyFIFO{key: replyKey{agent: uint32(os.Geteuid())}})
+	err := writeRequest(ctx, dirInput(s.d, inName), []byte("\nline\n"), &replyFIFO{key: replyKey{agent: uint32(os.Geteuid())}})
 	require.ErrorIs(t, err, context.Canceled)
 	s.requireUnread(t)
 }

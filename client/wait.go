@@ -26,6 +26,17 @@ func WaitAsking(ctx context.Context, dir string, d time.Duration) bool {
 	return waitReader(ctx, filepath.Join(dir, "ask"), d)
 }
 
+// WaitSessionAsking is WaitAsking for session name: it waits for an
+// agent to read DIR/sessions/NAME/ask, as an ask of a session that
+// another script opens waits for it. A name that could name no session
+// is not waited for.
+func WaitSessionAsking(ctx context.Context, dir, name string, d time.Duration) bool {
+	if checkSessionName(name) != nil {
+		return false
+	}
+	return waitReader(ctx, filepath.Join(dir, sessionsName, name, askName), d)
+}
+
 // waitReader waits at most d, or until ctx is done, for a reader of the
 // FIFO at in.
 func waitReader(ctx context.Context, in string, d time.Duration) bool {

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // PipeBuf is PIPE_BUF on Linux: a write of at most this many bytes to a
@@ -31,7 +30,7 @@ const lockPoll = 5 * time.Millisecond
 var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 
 // writeRequest writes line (protocol.WireLine's), which names reply, to
-// the input FIFO in (a name in dir), once reply's key allows it on that
+// the input FIFO in, once reply's key allows it on that
 // FIFO and it is the FIFO the agent serves under that name (openInput),
 // with one write(2) (writeLine). A line of at most PipeBuf bytes is
 // atomic. A longer one is sealed and whole pieces of PipeBuf bytes, and is
@@ -46,13 +45,13 @@ var ErrLocked = errors.New("another writer holds the input FIFO's lock")
 // protocol.WireLine). One write(2), not one per piece: the kernel splits
 // nothing while the pipe has room, and short requests, which take no lock,
 // would come between pieces written one by one.
-func writeRequest(ctx context.Context, dir *sharedir.Dir, inName string, line []byte, reply *replyFIFO) error {
-	w, err := openInput(ctx, dir, inName, reply.key)
+func writeRequest(ctx context.Context, in input, line []byte, reply *replyFIFO) error {
+	w, err := openInput(ctx, in, reply.key)
 	if err != nil {
 		return err
 	}
 	defer w.Close() // closing w releases the lock
-	_, err = writeLine(ctx, w, dir.Join(inName), line)
+	_, err = writeLine(ctx, w, in.path(), line)
 	return err
 }
 

@@ -83,3 +83,32 @@ func TestCheckCrashLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSession: health -session is 0 only for a session the file
+// lists whose child is not in a crash loop, of a healthy agent in
+// sessions mode; the reason names the session.
+func TestCheckSession(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	now := time.Now()
+	d, err := sharedir.Open(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	lock, err := Lock(d, 0o644)
+	require.NoError(t, err)
+	defer lock.Close()
+	sessions := []Session{
+		{Name: "sh1", State: "running"},
+		{Name: "bad", State: "backoff", Child: ChildStatus{CrashLoop: true, QuickExits: 3, RestartWindow: "1m0s"}},
+	}
+	writeFile(t, path, Status{Mode: ModeSessions, State: "running", UpdatedAt: now, Sessions: sessions})
+	require.NoError(t, CheckSession(dir, path, "sh1", now))
+	require.ErrorContains(t, CheckSession(dir, path, "bad", now), "session bad: crash loop: 3 runs in a row")
+	require.EqualError(t, CheckSession(dir, path, "none", now), "session none is not open")
+	require.NoError(t, Check(dir, path, now), "a session's crash loop is not the agent's")
+
+	writeFile(t, path, Status{Mode: ModeSessions, State: "stopping", UpdatedAt: now, Sessions: sessions})
+	require.ErrorContains(t, CheckSession(dir, path, "sh1", now), `agent state is "stopping"`)
+	writeFile(t, path, Status{Mode: "stream", State: "running", UpdatedAt: now})
+	require.ErrorContains(t, CheckSession(dir, path, "sh1", now), "the agent is in stream mode: it has no sessions")
+}

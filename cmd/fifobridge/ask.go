@@ -14,9 +14,9 @@ import (
 	"github.com/fifobridge/fifobridge/client"
 )
 
-// ask is `fifobridge ask [-dir DIR] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]`:
-// one turn of a conversation (run -prompt). Of the environment it reads
-// only FIFOBRIDGE_DIR.
+// ask is `fifobridge ask [-dir DIR] [-session NAME] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]`:
+// one turn of a conversation (run -prompt), or of session NAME's. Of the
+// environment it reads only FIFOBRIDGE_DIR.
 func ask(cmdline []string) int {
 	fs := flag.NewFlagSet("fifobridge ask", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -24,9 +24,10 @@ func ask(cmdline []string) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "the turn's time limit: past it the child is interrupted (0: none)")
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR/ask")
 	quiet := fs.Duration("quiet", 0, "also end the turn after this long without output (0: only at a prompt)")
+	session := fs.String("session", "", "ask session `NAME` of an agent run with -mode sessions")
 	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge ask [-dir DIR] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]")
+			fmt.Println("usage: fifobridge ask [-dir DIR] [-session NAME] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]")
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
 			return 0
@@ -47,7 +48,11 @@ func ask(cmdline []string) int {
 	ctx, stopSignals := catchClientSignals()
 	defer stopSignals()
 	if *wait > 0 {
-		client.WaitAsking(ctx, *dir, *wait)
+		if *session != "" {
+			client.WaitSessionAsking(ctx, *dir, *session, *wait)
+		} else {
+			client.WaitAsking(ctx, *dir, *wait)
+		}
 	}
 	turnCtx := ctx
 	if *timeout > 0 {
@@ -56,7 +61,7 @@ func ask(cmdline []string) int {
 		defer cancel()
 	}
 	warn := func(msg string) { fmt.Fprintf(os.Stderr, "fifobridge ask: %s\n", msg) }
-	res, err := client.Ask(turnCtx, client.AskOptions{Dir: *dir, Input: input, Limit: *timeout, Quiet: *quiet, Stdout: os.Stdout, Warn: warn})
+	res, err := client.Ask(turnCtx, client.AskOptions{Dir: *dir, Session: *session, Input: input, Limit: *timeout, Quiet: *quiet, Stdout: os.Stdout, Warn: warn})
 	return askExit(turnCtx, res, err, *timeout)
 }
 

@@ -17,9 +17,10 @@ import (
 // healthPoll is how often health -wait checks the status file again.
 const healthPoll = 100 * time.Millisecond
 
-// health is `fifobridge health [-dir DIR] [-status FILE] [-wait D]`: exit 0
-// when the agent is healthy, else 1 with the reason on stderr; with -wait,
-// exit 0 as soon as it is healthy within D. Of the environment it reads
+// health is `fifobridge health [-dir DIR] [-status FILE] [-session NAME] [-wait D]`:
+// exit 0 when the agent is healthy (with -session, and session NAME is
+// open and not in a crash loop), else 1 with the reason on stderr; with
+// -wait, exit 0 as soon as it is healthy within D. Of the environment it reads
 // only FIFOBRIDGE_DIR and FIFOBRIDGE_STATUS, the two that name the file run
 // writes.
 func health(args []string) int {
@@ -28,9 +29,10 @@ func health(args []string) int {
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
 	statusPath := fs.String("status", "", "status file (default DIR/status.json)")
 	wait := fs.Duration("wait", 0, "wait up to this long for the agent to become healthy")
+	session := fs.String("session", "", "about session `NAME` of an agent run with -mode sessions")
 	if err := parseFlagsOnly(fs, args, "dir", "status"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE] [-wait 0]")
+			fmt.Println("usage: fifobridge health [-dir DIR] [-status FILE] [-session NAME] [-wait 0]")
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "fifobridge health: %v\n", err)
@@ -41,9 +43,13 @@ func health(args []string) int {
 		return exitUsage
 	}
 	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
+	check := status.Check
+	if *session != "" {
+		check = func(dir, path string, now time.Time) error { return status.CheckSession(dir, path, *session, now) }
+	}
 	deadline := time.Now().Add(*wait)
 	for {
-		err := status.Check(*dir, path, time.Now())
+		err := check(*dir, path, time.Now())
 		if err == nil {
 			return 0
 		}

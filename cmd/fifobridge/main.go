@@ -13,6 +13,9 @@ const usage = `usage:
   fifobridge run    [flags] -- PROGRAM [ARG...]   the agent (container entrypoint)
   fifobridge send   [flags] [TEXT...]             send one exec-mode request
   fifobridge ask    [flags] [TEXT...]             ask a conversation (run -prompt) one turn
+  fifobridge open   [flags] NAME                  open a session (run -mode sessions)
+  fifobridge close  [flags] NAME...               close sessions
+  fifobridge ls     [flags]                       list the open sessions
   fifobridge health [flags]                       exit 0 when the agent is healthy
   fifobridge version
 
@@ -35,6 +38,12 @@ func dispatch(args []string) int {
 		return send(args[1:])
 	case "ask":
 		return ask(args[1:])
+	case "open":
+		return openSession(args[1:])
+	case "close":
+		return closeSessions(args[1:])
+	case "ls":
+		return ls(args[1:])
 	case "health":
 		return health(args[1:])
 	case "version", "-version", "--version":

@@ -1,0 +1,67 @@
+//go:build linux
+
+package client
+
+import (
+	"fmt"
+
+	"github.com/fifobridge/fifobridge/sharedir"
+	"github.com/fifobridge/fifobridge/status"
+)
+
+// input is an input FIFO a line is written into: DIR/in, DIR/ask, or a
+// session's DIR/sessions/NAME/ask. dir is DIR, entered once, which holds
+// the status file and the lock; fifos is the directory that holds the
+// FIFO (DIR itself, or a session's, entered from dir through
+// descriptors). Neither is the input's to close.
+type input struct {
+	dir   *sharedir.Dir
+	fifos *sharedir.Dir
+	name  string // the FIFO's name in fifos, and its role in "inputs"
+	// session is the session whose FIFO it is, "" for DIR's own: the
+	// status file names it under sessions[session].inputs[name], where
+	// DIR's own are under inputs[name].
+	session string
+}
+
+// dirInput is DIR's own input FIFO name.
+func dirInput(dir *sharedir.Dir, name string) input {
+	return input{dir: dir, fifos: dir, name: name}
+}
+
+// path is the FIFO's path, for messages.
+func (in input) path() string { return in.fifos.Join(in.name) }
+
+// role says what the FIFO is served as, for messages: "in", or "ask of
+// session sh1".
+func (in input) role() string {
+	if in.session == "" {
+		return in.name
+	}
+	return fmt.Sprintf("%s of session %s", in.name, in.session)
+}
+
+// served returns the FIFO the status file s names for in, and whether it
+// names one.
+func (in input) served(s status.Status) (status.FIFO, bool) {
+	if in.session == "" {
+		id, ok := s.Inputs[in.name]
+		return id, ok
+	}
+	sess, ok := findSession(s, in.session)
+	if !ok {
+		return status.FIFO{}, false
+	}
+	id, ok := sess.Inputs[in.name]
+	return id, ok
+}
+
+// findSession returns the session name the status file s lists.
+func findSession(s status.Status, name string) (status.Session, bool) {
+	for _, sess := range s.Sessions {
+		if sess.Name == name {
+			return sess, true
+		}
+	}
+	return status.Session{}, false
+}

@@ -1,0 +1,98 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fifobridge/fifobridge/client"
+)
+
+const closeUsage = "usage: fifobridge close [-dir DIR] [-timeout 30s] NAME..."
+
+// closeSessions is `fifobridge close [-dir DIR] [-timeout 30s] NAME...`:
+// it closes every session named, all at once, each with a line of its
+// own, and exits 0 once all are closed; 125 when any was not open (the
+// others are closed all the same) or on a bridge error, with one line per
+// session that failed; 124 past -timeout. A NAME given twice is closed
+// once. Of the environment it reads only FIFOBRIDGE_DIR.
+func closeSessions(cmdline []string) int {
+	fs := flag.NewFlagSet("fifobridge close", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
+	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Println(closeUsage)
+			fs.SetOutput(os.Stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "fifobridge close: %v\n", err)
+		return exitBridge
+	}
+	switch {
+	case fs.NArg() == 0:
+		fmt.Fprintf(os.Stderr, "fifobridge close: want at least one NAME\n%s\n", closeUsage)
+		return exitBridge
+	case *timeout < 0:
+		fmt.Fprintln(os.Stderr, "fifobridge close: -timeout must not be negative")
+		return exitBridge
+	}
+	names := slices.Compact(slices.Sorted(slices.Values(fs.Args())))
+
+	ctx, stopSignals := catchClientSignals()
+	defer stopSignals()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	closed := client.Sessions{Dir: *dir, Warn: warnAs("close")}.Close(ctx, names...)
+	return closeExit(ctx, closed, *timeout)
+}
+
+// closeExit maps how the closes ended to close's exit code: 0 when all
+// closed, else one line per session that did not (one in all when the
+// command was interrupted or timed out), and 128+N, 124 or 125.
+func closeExit(ctx context.Context, closed []client.Closed, timeout time.Duration) int {
+	var failed []string
+	var last error
+	said := map[string]bool{} // an error of the agent's, not a session's, is said once
+	for _, c := range closed {
+		if c.Err == nil {
+			continue
+		}
+		failed, last = append(failed, c.Name), c.Err
+		var rej *client.RejectedError
+		switch {
+		case errors.As(c.Err, &rej):
+			say(ctx, "fifobridge close: %s: %s\n", c.Name, rej.Msg)
+		case ctx.Err() != nil:
+		case errors.Is(c.Err, client.ErrNotSessions) || errors.Is(c.Err, client.ErrNoAgent):
+			if !said[c.Err.Error()] {
+				said[c.Err.Error()] = true
+				say(ctx, "fifobridge close: %v\n", c.Err)
+			}
+		default:
+			say(ctx, "fifobridge close: %s: %v\n", c.Name, c.Err)
+		}
+	}
+	if last == nil {
+		return 0
+	}
+	if ctx.Err() != nil {
+		note := strings.Join(failed, ", ") + " not known to be closed"
+		code, _ := clientErrorExit(ctx, "close", context.Cause(ctx), timeout, note)
+		return code
+	}
+	return exitBridge
+}
