@@ -91,3 +91,49 @@ func TestSessionFrames(t *testing.T) {
 	f = decode(AppendSignaled(nil, "s"))
 	assert.Equal(t, FrameSignaled, f.Type)
 }
+
+// FuzzParseControl checks that no line makes ParseControl panic or
+// return an id, reply or session name it must not, and that what it
+// accepts round-trips.
+func FuzzParseControl(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"o1","reply":"R","op":"open","session":"sh1","tty":true,"args":["-x"],"env":["A=b"],"cwd":"/tmp","timeout":"5s"}`,
+		`{"id":"c","reply":"R","op":"close","session":"../x"}`,
+		`{"id":"l","reply":"R","op":"list"}`,
+		`{"id":"s","reply":"R","op":"signal","session":"a","signal":"INT"}`,
+		`{"id":"s","reply":"R","op":"open","session":"a","prompt":"^> $","continuation":"","size":"80x24","reuse":true}`,
+		`{"id":"cut","reply":"mine","op":"open","session":"sh`,
+		`plain`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		c, err := ParseControl(line)
+		requireWholeIfTaken(t, line, err)
+		if len(c.ID) > MaxIDLen {
+			t.Fatalf("id of %d bytes returned (err %v)", len(c.ID), err)
+		}
+		if c.Reply != "" && !ValidReplyName(c.Reply) {
+			t.Fatalf("invalid reply name %q returned (err %v)", c.Reply, err)
+		}
+		if err != nil {
+			return
+		}
+		if c.Reply == "" || c.Limit < 0 || (c.Op != OpList && !ValidSessionName(c.Session)) {
+			t.Fatalf("line %q accepted as %+v", line, c)
+		}
+		back, err := json.Marshal(c.Control)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ParseControl(lines(WireLine(back))[0])
+		if err != nil {
+			t.Fatalf("%q round-tripped to an error: %v", line, err)
+		}
+		again, _ := json.Marshal(b.Control)
+		if string(again) != string(back) || b.Limit != c.Limit {
+			t.Fatalf("%q round-tripped to %s, want %s", line, again, back)
+		}
+	})
+}
