@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // speed, only that every part works.
 func tiny(client string) config {
 	return config{
-		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1,
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1, sessionCycles: 2,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
 }
@@ -116,7 +116,7 @@ func TestRun(t *testing.T) {
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "per second", "print(1)", "Before and after", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Before and after", "fifobridge at rest", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}
@@ -135,6 +135,16 @@ func TestRun(t *testing.T) {
 	for _, who := range b.have(askContenders, newResults()) {
 		_, ok := r.get(askMetric, who)
 		require.True(t, ok, "no %s figure for %s", who, askMetric)
+	}
+	sessions := []string{sessFloor, sessBridge}
+	if docker {
+		sessions = sessContenders
+	}
+	for _, who := range sessions {
+		for _, m := range []string{sessP50Metric, sessP99Metric} {
+			_, ok := r.get(m, who)
+			require.True(t, ok, "no %s figure for %s", who, m)
+		}
 	}
 	if docker {
 		for _, w := range []struct{ metric, who string }{
@@ -194,4 +204,47 @@ func TestAsk(t *testing.T) {
 	require.NoError(t, askPart(b, 0, r))
 	require.Equal(t, []string{askSendCat}, r.whos(askMetric), "only cat needs no python3")
 	require.Contains(t, r.notes, askFloor+": skipped (python3 is not installed)")
+}
+
+// TestSessions runs the sessions part's cycle through every contender
+// this machine has (those of Docker only where an engine answers: a note
+// says so otherwise), each answer checked, and checks that nothing is
+// left behind: no process, no descriptor, no container.
+func TestSessions(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.closeDocker()) }()
+	fds := leakcheck.FDs(t)
+	r := newResults()
+	require.NoError(t, sessionsPart(b, 0, r))
+	requireClean(t, fds)
+	want := sessContenders
+	if why := b.dockerMissing(); why != "" {
+		want = []string{sessFloor, sessBridge}
+		require.Equal(t, []string{"sessions: " + sessInDocker + " and " + sessExec + " skipped (" + why + ")"}, r.notes)
+	} else {
+		out, err := dockerCmd("ps", "-aq", "--filter", "label="+dockerLabel+"="+b.imageTag)
+		require.NoError(t, err)
+		require.Empty(t, out, "containers left behind")
+	}
+	require.ElementsMatch(t, want, r.whos(sessP50Metric))
+	require.ElementsMatch(t, want, r.whos(sessP99Metric))
+	for _, who := range want {
+		s, _ := r.get(sessP50Metric, who)
+		require.Positive(t, s.med, who)
+	}
+	require.Contains(t, r.report(b.placements()), "A shell on a terminal")
+}
+
+// TestPTYCycle drives the floor's shell through one cycle, and checks
+// that escape sequences are no part of what the terminal is read as.
+func TestPTYCycle(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	fds := leakcheck.FDs(t)
+	got, err := ptyCycle(b.sessShell(), []string{"PS1=" + sessPrompt, "TERM=dumb"})
+	require.NoError(t, err)
+	require.Equal(t, sessAnswer, got)
+	requireClean(t, fds)
+	require.Equal(t, "$ x\r\n$ ", stripCSI([]byte("$ \x1b[6nx\r\n\x1b[1;31m$ \x1b[")))
 }

@@ -34,6 +34,7 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 		chartGroup{"one print(1) to python3 and its answer, vs send to an exec-mode cat", askMetric, askSendCat, 1.5},
 		chartGroup{"docker run --rm of true, vs tini", dockerRunMetric, dockerTini, 1.1},
 		chartGroup{"one request into a running container, vs docker exec", dockerReqMetric, dockerExecName, 0},
+		chartGroup{"a shell on a terminal: open, one ask, close, vs docker exec -it", sessP50Metric, sessExec, 0},
 	)
 }
 

@@ -97,6 +97,7 @@ var contenders = map[string]contender{
 	askKept:          {name: askKept, argv: runArgv(askKept, askArgs)},
 	askSendCat:       {name: askSendCat, argv: runArgv(askSendCat, catExecArgs)},
 	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
+	sessBridge:       {name: sessBridge, argv: runArgv(sessBridge, sessArgs)},
 	execLoop: {name: execLoop, argv: func(b *bench, _, in, _ string) []string {
 		return []string{b.execloop, in, b.tools["true"]}
 	}},

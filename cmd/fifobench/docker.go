@@ -16,7 +16,8 @@ import (
 
 // dockerImage is the image of the docker part, built once a run, FROM
 // scratch: the fifobridge binaries (static), a static `true` (busybox,
-// which runs as the applet its name says) and tini-static.
+// which runs as the applet its name says), tini-static, and the host's
+// sh with the libraries it loads.
 type dockerImage struct {
 	tag    string // also the value of dockerLabel on it and every container
 	tini   bool   // /tini is in it
@@ -85,23 +86,30 @@ func (b *bench) buildImage() (*dockerImage, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(ctxDir)
-	files := map[string]string{"fifobridge": b.bin, "true": b.tools["busybox"]}
+	// Each file of the image: where it goes, and where it comes from.
+	files := map[string]string{"/fifobridge": b.bin, "/true": b.tools["busybox"]}
 	if b.before != "" {
-		files["fifobridge-before"], img.before = b.before, true
+		files["/fifobridge-before"], img.before = b.before, true
 	}
 	if tini := b.tools["tini-static"]; tini != "" && isStatic(tini) {
-		files["tini"], img.tini = tini, true
+		files["/tini"], img.tini = tini, true
+	}
+	if err := addShell(files, b.tools["sh"]); err != nil {
+		return nil, err
 	}
 	dockerfile := "FROM scratch\n"
-	for name, from := range files {
+	n := 0
+	for to, from := range files {
 		data, err := os.ReadFile(from)
 		if err != nil {
 			return nil, err
 		}
+		n++
+		name := fmt.Sprintf("f%d", n)
 		if err := os.WriteFile(filepath.Join(ctxDir, name), data, 0o755); err != nil {
 			return nil, err
 		}
-		dockerfile += fmt.Sprintf("COPY %s /%s\n", name, name)
+		dockerfile += fmt.Sprintf("COPY %s %s\n", name, to)
 	}
 	if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
 		return nil, err
@@ -110,6 +118,30 @@ func (b *bench) buildImage() (*dockerImage, error) {
 		return nil, err
 	}
 	return img, nil
+}
+
+// imageShell is where the image has the host's sh (the sessions part's
+// shell, which runs the same binary in the container as on the host).
+const imageShell = "/bin/sh"
+
+// addShell adds to files the host's shell at sh, as imageShell, and the
+// libraries it loads (as ldd names them, at the same paths), so that it
+// runs in an image FROM scratch.
+func addShell(files map[string]string, sh string) error {
+	files[imageShell] = sh
+	if isStatic(sh) {
+		return nil
+	}
+	out, err := exec.Command("ldd", sh).Output()
+	if err != nil {
+		return fmt.Errorf("ldd %s (the sessions part puts it into the image): %w", sh, err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if filepath.IsAbs(f) {
+			files[f] = f
+		}
+	}
+	return nil
 }
 
 // remove removes every container the run labelled, then the image.

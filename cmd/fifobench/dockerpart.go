@@ -27,16 +27,13 @@ var dockerRunContenders = []string{bareTrue, dockerTini, bridge, bridgeBefore}
 // `docker exec`. The image is built on the first round and removed, with
 // every container labelled for the run, when the run ends.
 func dockerPart(b *bench, round int, r *results) error {
-	if b.image == nil {
-		if why := b.dockerMissing(); why != "" {
-			r.note("docker: skipped (%s)", why)
-			return nil
-		}
-		img, err := b.buildImage()
-		if err != nil {
-			return err
-		}
-		b.image, b.imageTag = img, img.tag
+	why, err := b.dockerReady()
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		r.note("docker: skipped (%s)", why)
+		return nil
 	}
 	for _, name := range rotate(b.have(dockerRunContenders, r), round) {
 		argv := b.image.trueArgv(name)
@@ -51,6 +48,23 @@ func dockerPart(b *bench, round int, r *results) error {
 		r.add(dockerRunMetric, name, percentile(ms, 50))
 	}
 	return b.sendVsExec(round, r)
+}
+
+// dockerReady builds the image of the parts that use Docker on first
+// use; why says why Docker cannot be used here ("" when it can).
+func (b *bench) dockerReady() (why string, err error) {
+	if b.image != nil {
+		return "", nil
+	}
+	if why := b.dockerMissing(); why != "" {
+		return why, nil
+	}
+	img, err := b.buildImage()
+	if err != nil {
+		return "", err
+	}
+	b.image, b.imageTag = img, img.tag
+	return "", nil
 }
 
 // trueArgv is docker's argv that runs `true` in a new container under

@@ -16,7 +16,7 @@ import (
 // a flag given on the command line wins.
 var quick = map[string]string{
 	"rounds": "2", "pings": "300", "size": "32", "spawns": "30",
-	"requests": "100", "asks": "20", "docker-runs": "3", "idle": "2s", "stall": "5000", "strace": "300",
+	"requests": "100", "asks": "20", "docker-runs": "3", "sessions": "10", "idle": "2s", "stall": "5000", "strace": "300",
 }
 
 func parseFlags(args []string) (config, error) {
@@ -32,6 +32,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run (and per sender count in execrate)")
 	fs.IntVar(&cfg.asks, "asks", 100, "questions print(1) to python3 per contender and round (the ask part)")
 	fs.IntVar(&cfg.dockerRuns, "docker-runs", 10, "docker runs, sends and docker execs per contender and round")
+	fs.IntVar(&cfg.sessionCycles, "sessions", 50, "open, ask and close cycles of a shell per contender and round (the sessions part)")
 	fs.DurationVar(&cfg.idle, "idle", 10*time.Second, "length of each idle measurement")
 	fs.IntVar(&cfg.stall, "stall", 100000, "round trips under load, once per run (0: none)")
 	fs.IntVar(&cfg.straceN, "strace", 2000, "round trips counted under strace, once per run (0: none)")
@@ -63,15 +64,15 @@ func parseFlags(args []string) (config, error) {
 	if !slices.Contains([]string{"auto", "c", "go"}, cfg.clientKind) {
 		return cfg, fmt.Errorf("-client: want auto, c or go, not %q", cfg.clientKind)
 	}
-	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.asks < 1 || cfg.dockerRuns < 1 || cfg.idle < time.Second {
-		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns, -requests, -asks and -docker-runs must be positive, -idle at least 1s")
+	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.asks < 1 || cfg.dockerRuns < 1 || cfg.sessionCycles < 1 || cfg.idle < time.Second {
+		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns, -requests, -asks, -docker-runs and -sessions must be positive, -idle at least 1s")
 	}
 	return cfg, nil
 }
 
 func quickText() string {
 	var s []string
-	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "asks", "docker-runs", "idle", "stall", "strace"} {
+	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "asks", "docker-runs", "sessions", "idle", "stall", "strace"} {
 		s = append(s, "-"+name+" "+quick[name])
 	}
 	return strings.Join(s, " ")

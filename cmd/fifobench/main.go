@@ -15,7 +15,8 @@
 // init (bench/goinit); exec mode with Go's exec.Command; `fifobridge ask`
 // to python3 -i and a kept-open client.Asker with python3 -i on pipes,
 // pexpect's replwrap, `send` to an exec-mode cat and an exec-mode
-// python3 -c.
+// python3 -c; a session's open, ask and close with `docker exec -it` and
+// a shell on the harness's own terminal.
 // Contenders alternate within every round, and the tables give the median
 // over the rounds with the smallest and largest round. It prints Markdown and
 // writes bench.md and bench.svg into -out, or into a new temporary
@@ -33,22 +34,23 @@ import (
 
 // config is the command line.
 type config struct {
-	bin        string // the fifobridge binary under test; "" to build it
-	before     string // a fifobridge binary to measure alongside, as before; "" for none
-	rounds     int
-	only       []string
-	pings      int           // round trips per latency run
-	sizeMiB    int           // MiB per throughput run
-	spawns     int           // starts per start-and-exit run
-	requests   int           // exec-mode requests per run
-	asks       int           // questions to python3 per contender and round
-	dockerRuns int           // docker runs and execs per contender and round
-	idle       time.Duration // each idle measurement
-	stall      int           // round trips under load, once; 0 for none
-	straceN    int           // round trips under strace, once; 0 for none
-	clientKind string        // auto, c or go
-	cpu        int           // the CPU of the pinned placement
-	out        string        // directory for bench.md and bench.svg; "" for a new temporary one
+	bin           string // the fifobridge binary under test; "" to build it
+	before        string // a fifobridge binary to measure alongside, as before; "" for none
+	rounds        int
+	only          []string
+	pings         int           // round trips per latency run
+	sizeMiB       int           // MiB per throughput run
+	spawns        int           // starts per start-and-exit run
+	requests      int           // exec-mode requests per run
+	asks          int           // questions to python3 per contender and round
+	dockerRuns    int           // docker runs and execs per contender and round
+	sessionCycles int           // open-ask-close cycles per contender and round
+	idle          time.Duration // each idle measurement
+	stall         int           // round trips under load, once; 0 for none
+	straceN       int           // round trips under strace, once; 0 for none
+	clientKind    string        // auto, c or go
+	cpu           int           // the CPU of the pinned placement
+	out           string        // directory for bench.md and bench.svg; "" for a new temporary one
 }
 
 // perRound are the parts measured in every round, perRun those measured
@@ -56,10 +58,10 @@ type config struct {
 var (
 	perRound = map[string]func(*bench, int, *results) error{
 		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
-		"execrate": execRate, "ask": askPart, "docker": dockerPart, "idle": idle,
+		"execrate": execRate, "ask": askPart, "docker": dockerPart, "sessions": sessionsPart, "idle": idle,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "idle", "stall", "syscalls"}
 )
 
 func main() {

@@ -22,6 +22,7 @@ func (r *results) report(pls []placement) string {
 	r.compareTable(&b, "One `print(1)` to python3 (and to an exec-mode cat) and its answer, one at a time (p50, ms)", askMetric, askFloor, "vs python3 -i on pipes")
 	r.compareTable(&b, "`docker run --rm` of `true` (p50 of the runs, ms)", dockerRunMetric, dockerTini, "vs tini")
 	r.compareTable(&b, "One request of `true` into a running container, from the host (p50, ms)", dockerReqMetric, dockerExecName, "vs docker exec")
+	r.sessionTable(&b)
 	r.beforeAfterTable(&b)
 	r.idleTable(&b)
 	r.stallTable(&b)

@@ -59,3 +59,19 @@ func (r *results) beforeAfterTable(b *strings.Builder) {
 	b.WriteString(strings.Join(rows, ""))
 	b.WriteString("\n")
 }
+
+// sessionTable is the sessions part: each contender's p50 and p99 of a
+// whole cycle, with its p50 over the floor's and over docker exec's.
+func (r *results) sessionTable(b *strings.Builder) {
+	names := r.whos(sessP50Metric)
+	if len(names) == 0 {
+		return
+	}
+	b.WriteString("A shell on a terminal: open, first prompt, `echo x` and its answer, close (ms; medians over the rounds of each round's p50 and p99)\n\n")
+	b.WriteString("| contender | p50 | p99 | p50 vs the floor | p50 vs docker exec -it |\n|---|---|---|---|---|\n")
+	for _, n := range names {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", n, r.cell(sessP50Metric, n), r.cell(sessP99Metric, n),
+			r.ratioCell(sessP50Metric, n, sessFloor), r.ratioCell(sessP50Metric, n, sessExec))
+	}
+	b.WriteString("\n")
+}

@@ -51,14 +51,14 @@ func setup(cfg config, work string) (*bench, error) {
 	if b.root, err = moduleRoot(); err != nil {
 		return nil, err
 	}
-	for _, t := range append([]string{"true", "cat", "sh", "stty"}, optionalTools...) {
+	for _, t := range append([]string{"true", "cat", "sh", "stty", "env"}, optionalTools...) {
 		if p, err := exec.LookPath(t); err == nil {
 			b.tools[t] = p
 		}
 	}
 	b.resolvePython()
 	b.pexpect = hasPexpect(b.tools["python3"])
-	for _, t := range []string{"true", "cat", "sh", "stty"} {
+	for _, t := range []string{"true", "cat", "sh", "stty", "env"} {
 		if b.tools[t] == "" {
 			return nil, fmt.Errorf("%s is needed and not in $PATH", t)
 		}

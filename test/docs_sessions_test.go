@@ -1,0 +1,61 @@
+//go:build linux
+
+package test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// sessionsWireHeading is the section of docs/sessions.md whose shell
+// example TestDocsSessionsControl runs.
+const sessionsWireHeading = "The control lines"
+
+// TestDocsSessionsControl runs the shell example of docs/sessions.md
+// ("The control lines") as written, as TestREADME runs the README's: it
+// opens a session with a control line of its own on DIR/in and its own
+// reply FIFO, streams through the session's FIFOs and closes it the same
+// way. It must exit 0 (the agent's TERM exit included), print the opened
+// frame, the line and the closed frame with cat's status, and leave no
+// process, descriptor or FIFO behind.
+func TestDocsSessionsControl(t *testing.T) {
+	checkLeaks(t, true)
+	script, line, err := docBlock("../docs/sessions.md", sessionsWireHeading, "sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, tmp := t.TempDir(), t.TempDir()
+	self, err := filepath.Abs(agentBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, filepath.Join(bin, "fifobridge")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "example.sh")
+	writeFile(t, path, script)
+	ctx, cancel := context.WithTimeout(context.Background(), readmeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", path)
+	cmd.Dir, cmd.Env = t.TempDir(), readmeEnv(t, bin, tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = hangTimeout
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	checkRace(t, "docs/sessions.md example", stderr.String())
+	want := regexp.MustCompile(`(?s)^\{"id":"o1","type":"opened","pid":\d+\}\nhello\n\{"id":"c1","type":"closed","code":143\}\n$`)
+	if ctx.Err() != nil || err != nil || !want.Match(out) {
+		t.Fatalf("docs/sessions.md:%d: the example ended with %v (%v); output %q, want the opened frame, hello and the closed frame (143: TERM ended cat); stderr:\n%s", line, err, ctx.Err(), out, stderr.String())
+	}
+	if fifos := fifosUnder(tmp); len(fifos) > 0 {
+		t.Fatalf("docs/sessions.md:%d: the example left FIFOs behind: %v", line, fifos)
+	}
+}
