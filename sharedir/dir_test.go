@@ -120,3 +120,24 @@ func TestMake(t *testing.T) {
 	require.NoError(t, d.Close())
 	require.Equal(t, os.ModeDir|0o711, modeOf(t, path))
 }
+
+// A subdirectory made like a shared (setgid) directory keeps the bit that
+// gives everything made inside the directory's group.
+func TestMakeSubKeepsSetgid(t *testing.T) {
+	top := t.TempDir()
+	require.NoError(t, unix.Chmod(top, 0o2770))
+	d, err := Open(top, false)
+	require.NoError(t, err)
+	defer d.Close()
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(d.Fd(), &st))
+	sub, err := d.MakeSub("sub", ModeOf(st.Mode&^0o022|0o700))
+	require.NoError(t, err)
+	defer sub.Close()
+	fi, err := os.Stat(filepath.Join(top, "sub"))
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSetgid, fi.Mode()&os.ModeSetgid, "mode %v", fi.Mode())
+	require.Equal(t, os.FileMode(0o750), fi.Mode().Perm())
+	require.Equal(t, os.FileMode(0o755), ModeOf(0o40755).Perm())
+	require.Zero(t, ModeOf(0o40755)&os.ModeSetgid)
+}
