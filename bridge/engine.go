@@ -50,6 +50,11 @@ func (a *agent) sessionsConfig(cgroups *cgroup.Manager) *sessions.Config {
 		MaxSessions: cfg.MaxSessions, SessionIdle: cfg.SessionIdle, StopTimeout: cfg.StopTimeout,
 		IdleTimeout: cfg.IdleTimeout, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
 		Sessions: a.sessions, Replies: a.replies, Perm: cfg.Perm, Log: cfg.Log, Forward: cfg.Forward,
+		Flush: func() {
+			if err := a.statusFile.Write(); err != nil {
+				cfg.Log.Warn("cannot write the status file", "err", err)
+			}
+		},
 		Stream: func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error) {
 			run, err := cfg.Session(&ctl)
 			if err != nil {

@@ -268,10 +268,12 @@ func (w *Writer) Run(ctx context.Context) {
 // Write writes the file now. Before Attach it fails: the directory is
 // not open yet.
 func (w *Writer) Write() error {
-	s := w.snapshot()
-	s.UpdatedAt = time.Now().UTC()
+	// The snapshot is taken under the lock, so that of two writes at once
+	// the later snapshot is the one left in the file.
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	s := w.snapshot()
+	s.UpdatedAt = time.Now().UTC()
 	if w.dir == nil {
 		return fmt.Errorf("write status %s: its directory is not open", w.path)
 	}

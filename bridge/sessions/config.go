@@ -50,4 +50,9 @@ type Config struct {
 	// engine sets what is its own: the directory, the conversation's
 	// FIFOs, -session-idle, the signals, the log.
 	Stream func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error)
+	// Flush, if set, rewrites the status file now, and returns once it
+	// is written: an open is answered once the file lists its session, a
+	// close once it no longer does, so that `health -session` after
+	// either says what the answer said.
+	Flush func()
 }

@@ -144,6 +144,7 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 	for {
 		if running == nil || s.prompt {
 			if pid, ok := s.ready(); ok {
+				e.flush()
 				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, false))
 				return
 			}
@@ -152,6 +153,7 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 		case <-running:
 			running = nil // from now on: ready, with a prompt
 			if !s.prompt {
+				e.flush()
 				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), false))
 				return
 			}

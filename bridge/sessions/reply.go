@@ -36,6 +36,16 @@ func (e *Engine) writeNow(id string, reply *fifo.Reply, frame []byte) {
 // write writes frame to reply under the rule: a reader that takes nothing
 // for the patience, or at the stop's deadline, is given up. Then reply is
 // closed. Only goroutines that may wait call it.
+// flush rewrites the status file before an answer that changes what it
+// lists (Config.Flush), or has it rewritten soon without one.
+func (e *Engine) flush() {
+	if e.cfg.Flush == nil {
+		e.poke()
+		return
+	}
+	e.cfg.Flush()
+}
+
 func (e *Engine) write(id string, reply *fifo.Reply, frame []byte) {
 	defer reply.Close()
 	w := e.rule.NewWriter(reply)

@@ -114,6 +114,7 @@ func (e *Engine) runSession(s *session) {
 	e.mu.Lock()
 	delete(e.sessions, s.name)
 	e.mu.Unlock()
+	e.flush()
 	s.status, s.err = st, err
 	close(s.done)
 	if err != nil {
