@@ -68,7 +68,9 @@ func TestSessionsThousandCycles(t *testing.T) {
 			if after.threads > before.threads+4 {
 				t.Errorf("threads grew with the cycles: %d after %d cycles, %d after 100", after.threads, sessionCycles, before.threads)
 			}
-			if after.rss > before.rss+4<<20 {
+			// A -race build's detector keeps history of every goroutine
+			// that ever ran: its memory grows with the cycles by design.
+			if after.rss > before.rss+4<<20 && !raceBuild {
 				t.Errorf("resident memory grew with the cycles: %d KiB after %d cycles, %d KiB after 100",
 					after.rss>>10, sessionCycles, before.rss>>10)
 			}
