@@ -61,14 +61,10 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	}()
 }
 
-// reuse answers an open with "reuse" of the open session s: at once when
-// its child runs (with a prompt: is ready), else, as the open that
-// started it is, once it does.
+// reuse answers an open with "reuse" of the open session s as the open
+// that started it is answered: once its child runs (with a prompt: is
+// ready) and the status file lists it, which may be at once.
 func (e *Engine) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
-	if pid, ok := s.ready(); ok {
-		e.writeNow(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, true))
-		return
-	}
 	if !e.wait() {
 		e.refuse(ctl, reply, errTooManyWaiting)
 		return
