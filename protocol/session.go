@@ -127,6 +127,16 @@ func checkControl(c *ParsedControl) error {
 	if c.Op == OpSignal && c.Signal == "" {
 		return errors.New(`invalid signal line: "signal" is required, e.g. "INT"`)
 	}
+	if c.Prompt != nil {
+		if err := checkPattern("prompt", *c.Prompt); err != nil {
+			return err
+		}
+	}
+	if c.Continuation != nil {
+		if err := checkPattern("continuation", *c.Continuation); err != nil {
+			return err
+		}
+	}
 	if c.Timeout != "" {
 		d, err := time.ParseDuration(c.Timeout)
 		if err != nil || d <= 0 {

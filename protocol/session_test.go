@@ -137,3 +137,32 @@ func FuzzParseControl(f *testing.F) {
 		}
 	})
 }
+
+// The agent's control loop compiles an open's prompt and continuation:
+// one that would cost it long (33 KB of "[a-y]{1000}" took most of a
+// second and hundreds of megabytes, and every other open, close and
+// list waited) is refused as the line is parsed. Prompts of any real
+// shell or REPL pass.
+func TestParseControlBoundsPatterns(t *testing.T) {
+	open := func(key, expr string) string {
+		b, err := json.Marshal(map[string]any{"id": "x", "reply": "R", "op": "open", "session": "s", key: expr})
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, expr := range []string{
+		strings.Repeat("[a-y]{1000}", 3000) + "z", // long and huge
+		strings.Repeat("[a-y]{1000}", 6),          // short and huge
+		`(?:(?:\b|x){40}){25}y{1000}`,             // nested repeats
+		strings.Repeat("x", 1025),                 // longer than maxPattern
+	} {
+		for _, key := range []string{"prompt", "continuation"} {
+			_, err := ParseControl([]byte(open(key, expr)))
+			require.Error(t, err, "%s %.60s", key, expr)
+			assert.Contains(t, err.Error(), "invalid "+key)
+		}
+	}
+	for _, expr := range []string{`^[#$] $`, `^(>>>|\.\.\.) $`, `^\(venv\) [^@]+@[^:]+:.{0,200}[$#] $`, `^In \[\d+\]: $`, ``, `(`} {
+		_, err := ParseControl([]byte(open("prompt", expr)))
+		assert.NoError(t, err, expr)
+	}
+}

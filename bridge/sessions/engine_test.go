@@ -3,6 +3,7 @@
 package sessions
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,4 +257,41 @@ func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
 		return os.IsNotExist(err)
 	}, 5*time.Second, 10*time.Millisecond, "the stalled reply fifo is given up and removed")
 	require.Equal(t, protocol.FrameClosed, h.close("stalled").typ())
+}
+
+// An open with "reuse" of a session whose first open still waits for its
+// child (here: for its first prompt, which it shows once a file exists)
+// waits as that open does: it answers with the child's pid once the
+// session is ready, not with pid 0 or before the prompt.
+func TestSessionsReuseWaitsForReady(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	h := startHarness(t, program{"/bin/sh", "-c", `while [ ! -e "$0" ]; do sleep 0.01; done; while printf '> '; do IFS= read -r l || exit; eval "$l"; done`, gate}, nil)
+	openName, openR, openDone := h.replyFIFO()
+	defer openDone()
+	reuseName := "reuse-" + strings.Repeat("r", 8)
+	reusePath := filepath.Join(h.dir, "replies", reuseName)
+	require.NoError(t, syscall.Mkfifo(reusePath, 0o600))
+	defer os.Remove(reusePath)
+	fd, err := syscall.Open(reusePath, syscall.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	reuseR := os.NewFile(uintptr(fd), reusePath) // pollable: reads wait, under a deadline
+	defer reuseR.Close()
+	h.write(`{"id":"o1","reply":"` + openName + `","op":"open","session":"late","prompt":"^> $"}` + "\n" +
+		`{"id":"o2","reply":"` + reuseName + `","op":"open","session":"late","reuse":true}` + "\n")
+	// The loop acted on both lines once it answered a list written after
+	// them: an answer it wrote at once is in the reuse's FIFO by now.
+	require.Equal(t, protocol.FrameSessions, h.do(map[string]any{"op": "list"}).typ())
+	n, err := syscall.Read(fd, make([]byte, 4096))
+	require.ErrorIs(t, err, syscall.EAGAIN, "the reuse was answered before the session was ready (%d bytes)", n)
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	opened := readFrame(t, openR)
+	require.Equal(t, protocol.FrameOpened, opened.typ(), "%v", opened)
+	require.NoError(t, reuseR.SetReadDeadline(time.Now().Add(10*time.Second)))
+	reused := readFrame(t, bufio.NewReader(reuseR))
+	require.Equal(t, protocol.FrameOpened, reused.typ(), "%v", reused)
+	require.Equal(t, true, reused["reused"], "%v", reused)
+	require.NotZero(t, reused.num("pid"), "%v", reused)
+	require.Equal(t, opened.num("pid"), reused.num("pid"))
+	require.Equal(t, protocol.FrameClosed, h.close("late").typ())
 }

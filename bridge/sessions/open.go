@@ -32,8 +32,7 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	e.mu.Unlock()
 	switch {
 	case s != nil && ctl.Reuse && !s.closing.Load():
-		pid, _ := s.ready()
-		e.writeNow(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, true))
+		e.reuse(s, ctl, reply)
 		return
 	case s != nil && s.closing.Load():
 		e.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
@@ -58,7 +57,23 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	go func() {
 		defer e.wg.Done()
 		defer e.done()
-		e.answerOpen(s, ctl, reply)
+		e.answerOpen(s, ctl, reply, false)
+	}()
+}
+
+// reuse answers an open with "reuse" of the open session s as the open
+// that started it is answered: once its child runs (with a prompt: is
+// ready) and the status file lists it, which may be at once.
+func (e *Engine) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
+	if !e.wait() {
+		e.refuse(ctl, reply, errTooManyWaiting)
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.done()
+		e.answerOpen(s, ctl, reply, true)
 	}()
 }
 
@@ -126,8 +141,9 @@ func (e *Engine) own(s *session, cfg *stream.Config) {
 // answerOpen answers an open once the session's child started (with a
 // prompt: once it showed its prompt), or with an error frame when it
 // could not start or ended before, or when no prompt came within the
-// line's timeout (the session stays open).
-func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
+// line's timeout (the session stays open). reused says the line reused
+// s, which an earlier open started.
+func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
 	limit := ctl.Limit
 	if limit <= 0 {
 		limit = openTimeout
@@ -145,7 +161,7 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 		if running == nil || s.prompt {
 			if pid, ok := s.ready(); ok {
 				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, false))
+				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, reused))
 				return
 			}
 		}
@@ -154,7 +170,7 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 			running = nil // from now on: ready, with a prompt
 			if !s.prompt {
 				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), false))
+				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
 				return
 			}
 		case <-look:
