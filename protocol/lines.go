@@ -65,6 +65,22 @@ func (l *LineReader) Next() ([]byte, error) {
 	}
 }
 
+// Each calls take with every line until the underlying reader fails (its
+// end, or a close that ends its Read): with the line, or with nil and the
+// *TooLongError that stands for a line over the limit. It is the loop of
+// every FIFO the agent reads requests from; what is left after the last
+// line is Rest.
+func (l *LineReader) Each(take func(line []byte, tooLong error)) {
+	for {
+		line, err := l.Next()
+		var tooLong *TooLongError
+		if err != nil && !errors.As(err, &tooLong) {
+			return
+		}
+		take(line, err)
+	}
+}
+
 // over reports whether the line so far plus chunk is more than the limit,
 // not counting a final newline.
 func (l *LineReader) over(chunk []byte) bool {

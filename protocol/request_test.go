@@ -164,3 +164,21 @@ func TestParseCancel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a\"b\n", r.Cancel)
 }
+
+// Each gives every line, and a too-long one as its error, until the
+// reader ends; what is left is Rest.
+func TestLineReaderEach(t *testing.T) {
+	l := NewLineReader(strings.NewReader("a\n"+strings.Repeat("x", 20)+"\nb\ncut"), 10)
+	var got []string
+	l.Each(func(line []byte, err error) {
+		var tooLong *TooLongError
+		if errors.As(err, &tooLong) {
+			got = append(got, "too long")
+			return
+		}
+		require.NoError(t, err)
+		got = append(got, string(line))
+	})
+	require.Equal(t, []string{"a", "too long", "b"}, got)
+	require.Equal(t, "cut", string(l.Rest()))
+}

@@ -69,17 +69,12 @@ func (c *Conversation) claim(src *fifo.Source) error {
 // ask or answers it with one error frame.
 func (c *Conversation) readAsks(src *fifo.Source) {
 	lines := protocol.NewLineReader(src, c.cfg.MaxRequest)
-	for {
-		line, err := lines.Next()
-		var tooLong *protocol.TooLongError
-		if err != nil && !errors.As(err, &tooLong) {
-			return // the Source was closed: stopping
-		}
+	lines.Each(func(line []byte, err error) { // until src is closed: stopping
 		if err == nil && protocol.IsBlank(line) {
-			continue
+			return
 		}
 		c.accept(line, err)
-	}
+	})
 }
 
 // accept handles one ask line, or the *protocol.TooLongError that stands

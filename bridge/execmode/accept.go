@@ -16,14 +16,7 @@ import (
 // When the Source is closed, the lines it had already read are refused.
 func (e *Engine) serve(ctx context.Context) {
 	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
-	for {
-		line, err := lines.Next()
-		var tooLong *protocol.TooLongError
-		if err != nil && !errors.As(err, &tooLong) {
-			break // the Source was closed: stopping
-		}
-		e.accept(ctx, line, err)
-	}
+	lines.Each(func(line []byte, err error) { e.accept(ctx, line, err) }) // until the Source is closed: stopping
 	e.mu.Lock()
 	unread := e.unread
 	e.mu.Unlock()

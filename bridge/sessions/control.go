@@ -17,14 +17,7 @@ import (
 // then the lines it had read are refused: the agent is stopping.
 func (e *Engine) serve(ctx context.Context) {
 	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
-	for {
-		line, err := lines.Next()
-		var tooLong *protocol.TooLongError
-		if err != nil && !errors.As(err, &tooLong) {
-			break // the Source was closed: stopping
-		}
-		e.accept(ctx, line, err)
-	}
+	lines.Each(func(line []byte, err error) { e.accept(ctx, line, err) }) // until the Source is closed: stopping
 	for _, line := range protocol.SplitLines(lines.Rest()) {
 		e.accept(ctx, line, nil)
 	}
