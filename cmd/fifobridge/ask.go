@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,15 +24,8 @@ func ask(cmdline []string) int {
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR/ask")
 	quiet := fs.Duration("quiet", 0, "also end the turn after this long without output (0: only at a prompt)")
 	session := fs.String("session", "", "ask session `NAME` of an agent run with -mode sessions")
-	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge ask [-dir DIR] [-session NAME] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]")
-			fs.SetOutput(os.Stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "fifobridge ask: %v\n", err)
-		return exitBridge
+	if code, ok := parseHostFlags(fs, cmdline, "usage: fifobridge ask [-dir DIR] [-session NAME] [-timeout 30s] [-wait 0] [-quiet D] [TEXT...]", "dir"); !ok {
+		return code
 	}
 	if *timeout < 0 || *wait < 0 || *quiet < 0 {
 		fmt.Fprintln(os.Stderr, "fifobridge ask: -timeout, -wait and -quiet must not be negative")

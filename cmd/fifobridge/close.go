@@ -29,15 +29,8 @@ func closeSessions(cmdline []string) int {
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
-	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println(closeUsage)
-			fs.SetOutput(os.Stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "fifobridge close: %v\n", err)
-		return exitBridge
+	if code, ok := parseHostFlags(fs, cmdline, closeUsage, "dir"); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() == 0:

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +29,25 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // send or health.
 func parseFlagsOnly(fs *flag.FlagSet, args []string, names ...string) error {
 	return parseFlagsEnv(fs, args, func(name string) bool { return slices.Contains(names, name) })
+}
+
+// parseHostFlags parses the flags of a host command (send, ask, open,
+// close, ls), as parseFlagsOnly does with the variables names. With -h it
+// prints usage and the flags and returns 0, false; on a bad flag one line
+// and exitBridge, false; otherwise 0, true.
+func parseHostFlags(fs *flag.FlagSet, args []string, usage string, names ...string) (code int, ok bool) {
+	err := parseFlagsOnly(fs, args, names...)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Println(usage)
+		fs.SetOutput(os.Stdout)
+		fs.PrintDefaults()
+		return 0, false
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", fs.Name(), err)
+	return exitBridge, false
 }
 
 func parseFlagsEnv(fs *flag.FlagSet, args []string, fromEnv func(name string) bool) error {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,15 +30,8 @@ func ls(cmdline []string) int {
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
 	asJSON := fs.Bool("json", false, "print the status file's sessions array")
-	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println(lsUsage)
-			fs.SetOutput(os.Stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "fifobridge ls: %v\n", err)
-		return exitBridge
+	if code, ok := parseHostFlags(fs, cmdline, lsUsage, "dir"); !ok {
+		return code
 	}
 	if fs.NArg() != 0 || *timeout < 0 {
 		fmt.Fprintf(os.Stderr, "fifobridge ls: takes no arguments, and -timeout must not be negative\n%s\n", lsUsage)

@@ -91,15 +91,8 @@ func (o *openFlags) options() (client.OpenOptions, error) {
 // it reads only FIFOBRIDGE_DIR.
 func openSession(cmdline []string) int {
 	o := newOpenFlags()
-	if err := parseFlagsOnly(o.fs, cmdline, "dir"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println(openUsage)
-			o.fs.SetOutput(os.Stdout)
-			o.fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "fifobridge open: %v\n", err)
-		return exitBridge
+	if code, ok := parseHostFlags(o.fs, cmdline, openUsage, "dir"); !ok {
+		return code
 	}
 	opts, err := o.options()
 	switch {

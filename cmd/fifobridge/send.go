@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,15 +39,8 @@ func send(cmdline []string) int {
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR")
 	var args stringList
 	fs.Var(&args, "arg", "append `A` to PROGRAM's arguments for this request (repeatable; the agent needs -allow-args)")
-	if err := parseFlagsOnly(fs, cmdline, "dir"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println("usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]")
-			fs.SetOutput(os.Stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "fifobridge send: %v\n", err)
-		return exitBridge
+	if code, ok := parseHostFlags(fs, cmdline, "usage: fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]", "dir"); !ok {
+		return code
 	}
 	if *timeout < 0 || *wait < 0 {
 		fmt.Fprintln(os.Stderr, "fifobridge send: -timeout and -wait must not be negative")
