@@ -25,11 +25,8 @@ func (e *Engine) closeOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	s.log.Info("closing the session")
 	s.close()
 	e.poke()
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.done()
+	e.later(func() {
 		<-s.done
 		e.write(ctl.ID, reply, protocol.AppendClosed(nil, ctl.ID, s.status.Code()))
-	}()
+	})
 }

@@ -123,12 +123,7 @@ func (e *Engine) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		e.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.done()
-		e.write(ctl.ID, reply, frame)
-	}()
+	e.later(func() { e.write(ctl.ID, reply, frame) })
 }
 
 // session returns the open session name, or nil.

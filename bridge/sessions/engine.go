@@ -162,6 +162,18 @@ func (e *Engine) wait() bool {
 	return true
 }
 
+// later runs answer, which writes an answer that waits, in a goroutine
+// the engine owns and waits for; the room wait reserved for it is given
+// back when it returns.
+func (e *Engine) later(answer func()) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.done()
+		answer()
+	}()
+}
+
 // done gives back the room wait reserved.
 func (e *Engine) done() {
 	e.mu.Lock()

@@ -53,12 +53,7 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		e.refuse(ctl, reply, err)
 		return
 	}
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.done()
-		e.answerOpen(s, ctl, reply, false)
-	}()
+	e.later(func() { e.answerOpen(s, ctl, reply, false) })
 }
 
 // reuse answers an open with "reuse" of the open session s as the open
@@ -69,12 +64,7 @@ func (e *Engine) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply
 		e.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.done()
-		e.answerOpen(s, ctl, reply, true)
-	}()
+	e.later(func() { e.answerOpen(s, ctl, reply, true) })
 }
 
 // start makes the session's files and engine, and runs it.
