@@ -26,6 +26,7 @@ type feeder struct {
 	pending []byte   // taken back from a child, not yet written to the next
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
 	back    *os.File // the same pipe's read end, kept to recover leftovers
+	answers expecter // the attached child's output: told after each turn that an answer is due
 	busy    bool     // a splice or write to stdin is under way
 	closed  bool
 	turns   int // writeTurn calls waiting or under way: run waits for them
@@ -81,10 +82,14 @@ func (f *feeder) run() {
 	}
 }
 
-// attach makes stdin the destination; back is the read end of its pipe.
-func (f *feeder) attach(stdin, back *os.File) {
+// expecter is told that an answer is due: a *pipeio.ReadSpinner.
+type expecter interface{ Expect() }
+
+// attach makes stdin the destination; back is the read end of its pipe,
+// and answers the spinner of the same child's output.
+func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 	f.mu.Lock()
-	f.stdin, f.back = stdin, back
+	f.stdin, f.back, f.answers = stdin, back, answers
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }
@@ -95,7 +100,7 @@ func (f *feeder) attach(stdin, back *os.File) {
 func (f *feeder) detach() {
 	f.mu.Lock()
 	w, back := f.stdin, f.back
-	f.stdin, f.back = nil, nil
+	f.stdin, f.back, f.answers = nil, nil, nil
 	if w == nil {
 		f.mu.Unlock()
 		return
@@ -135,7 +140,9 @@ var errNoInput = errors.New("the agent is stopping: no child takes input")
 // run's moves, so that it never lands inside one chunk of the input
 // FIFO's bytes; it waits for a child to be attached, and for the input
 // taken back from the last one to go first. It fails once the feeder is
-// closed, or when the child is detached while p is written.
+// closed, or when the child is detached while p is written. Once p is
+// written, the copy of the child's output is told that an answer is due
+// (pipeio.ReadSpinner.Expect), so that it is polling when that comes.
 func (f *feeder) writeTurn(p []byte) error {
 	f.mu.Lock()
 	f.turns++
@@ -152,7 +159,7 @@ func (f *feeder) writeTurn(p []byte) error {
 		f.mu.Unlock()
 		return errNoInput
 	}
-	w := f.stdin
+	w, answers := f.stdin, f.answers
 	f.busy = true
 	if len(f.pending) > 0 {
 		p = append(f.pending, p...)
@@ -160,6 +167,9 @@ func (f *feeder) writeTurn(p []byte) error {
 	}
 	f.mu.Unlock()
 	_, err := w.Write(p)
+	if err == nil && answers != nil {
+		answers.Expect() // while busy: detach waits, and the output is still open
+	}
 	f.mu.Lock()
 	f.busy = false
 	f.turns--

@@ -44,7 +44,7 @@ func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	wrote := make(chan error, 1)
 	go func() { _, err := srcW.Write(data); wrote <- err }()
 	stdin1, back1 := childPipe(t)
-	f.attach(stdin1, back1)
+	f.attach(stdin1, back1, nil)
 	size, err := unix.FcntlInt(back1.Fd(), unix.F_GETPIPE_SZ, 0)
 	require.NoError(t, err)
 	waitUnread(t, back1, size) // the child's pipe is full: the feeder waits to write
@@ -52,7 +52,7 @@ func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 
 	// The second child gets everything, in order.
 	stdin2, back2 := childPipe(t)
-	f.attach(stdin2, back2)
+	f.attach(stdin2, back2, nil)
 	got := make([]byte, len(data))
 	_, err = io.ReadFull(back2, got)
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	go func() { defer close(done); f.run() }()
 
 	stdin1, back1 := childPipe(t)
-	f.attach(stdin1, back1)
+	f.attach(stdin1, back1, nil)
 	_, err := srcW.Write([]byte("a\nb\nc\n"))
 	require.NoError(t, err)
 	// The first child takes one line and exits.
@@ -118,13 +118,52 @@ func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	require.Equal(t, 4, f.held(), "the unread lines are taken back")
 
 	stdin2, back2 := childPipe(t)
-	f.attach(stdin2, back2)
+	f.attach(stdin2, back2, nil)
 	rest := make([]byte, 4)
 	_, err = io.ReadFull(back2, rest)
 	require.NoError(t, err)
 	require.Equal(t, "b\nc\n", string(rest), "the next child gets them with no new input")
 
 	f.detach()
+	f.close()
+	src.Close()
+	<-done
+	srcW.Close()
+	srcDir.Close()
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
+}
+
+// expectations records when the copy of a child's output was told that an
+// answer is due: the bytes then unread in the child's stdin pipe.
+type expectations struct {
+	back   *os.File
+	unread []int
+}
+
+func (e *expectations) Expect() {
+	n, _ := unix.IoctlGetInt(int(e.back.Fd()), unix.TIOCINQ)
+	e.unread = append(e.unread, n)
+}
+
+// A turn's input, once written, tells the copy of the child's output that
+// an answer is due; bytes typed into the input FIFO do not.
+func TestFeederExpectsAnAnswerAfterATurn(t *testing.T) {
+	before := leakcheck.FDs(t)
+	src, srcW, srcDir := inputFIFO(t)
+	f := newFeeder(src, idle.NewClock())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run() }()
+
+	stdin, back := childPipe(t)
+	e := &expectations{back: back}
+	f.attach(stdin, back, e)
+	_, err := srcW.Write([]byte("typed\n"))
+	require.NoError(t, err)
+	waitUnread(t, back, len("typed\n"))
+	require.NoError(t, f.writeTurn([]byte("turn\n")))
+	f.detach()
+	require.Equal(t, []int{len("typed\nturn\n")}, e.unread, "told before the turn's input was written, or not once")
+
 	f.close()
 	src.Close()
 	<-done

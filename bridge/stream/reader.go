@@ -114,11 +114,12 @@ func reading(talk talk, r *childReader) {
 	talk.Reading(r)
 }
 
-// readTaking reads f into buf once it has bytes, and gives them to take,
-// with taking held from the read until take returns (see childReader).
-// It reports take's answer, and the read's error.
-func readTaking(f *os.File, taking *sync.Mutex, buf []byte, take func([]byte) bool) (bool, error) {
-	pipeio.WaitReadable(f) // its error, if any, is f.Read's too
+// readTaking reads f into buf once it has bytes (waiting through spin,
+// f's spinner), and gives them to take, with taking held from the read
+// until take returns (see childReader). It reports take's answer, and the
+// read's error.
+func readTaking(f *os.File, spin *pipeio.ReadSpinner, taking *sync.Mutex, buf []byte, take func([]byte) bool) (bool, error) {
+	spin.WaitReadable() // its error, if any, is f.Read's too
 	taking.Lock()
 	defer taking.Unlock()
 	n, err := f.Read(buf)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/internal/testlog"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
@@ -39,23 +40,23 @@ func TestReadRetryBounded(t *testing.T) {
 	}{
 		{"stream", true, func(cfg *Config, src *os.File) (func(), func()) {
 			s := &Engine{cfg: cfg, sink: sink}
-			w := &wiring{stdout: src}
+			w := newWiring(nil, nil, src)
 			return func() { s.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},
 		{"stream with -tee", true, func(cfg *Config, src *os.File) (func(), func()) {
 			s := &Engine{cfg: cfg, sink: sink, tee: &teeOut{}}
-			w := &wiring{stdout: src}
+			w := newWiring(nil, nil, src)
 			return func() { s.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},
 		{"conversation", true, func(cfg *Config, src *os.File) (func(), func()) {
 			cfg.Conversation = &conversation.Config{}
 			s := &Engine{cfg: cfg, sink: sink, talk: quiet{}}
-			w := &wiring{stdout: src}
+			w := newWiring(nil, nil, src)
 			return func() { s.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},
 		{"terminal", false, func(cfg *Config, src *os.File) (func(), func()) {
 			term := newTerminal(cfg, nil, sink, nil, nil)
-			w := &ttyWiring{output: src}
+			w := &ttyWiring{output: src, spin: pipeio.NewReadSpinner(src)}
 			return func() { term.copyOut(w) }, func() { w.unwiring.Store(true) }
 		}},
 	} {

@@ -84,11 +84,19 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 
 // wiring is what connects one child to the FIFOs.
 type wiring struct {
-	stdin, back *os.File      // stdin pipe: agent's write end, and its read end kept for leftovers
-	stdout      *os.File      // stdout pipe: agent's read end
-	taking      sync.Mutex    // held by readOut from a read of stdout until its bytes are taken
-	copied      chan struct{} // closed when stdout is copied to its end
-	unwiring    atomic.Bool   // unwire asked copyOut to finish
+	stdin, back *os.File            // stdin pipe: agent's write end, and its read end kept for leftovers
+	stdout      *os.File            // stdout pipe: agent's read end
+	spin        *pipeio.ReadSpinner // waits for stdout; its read deadline is set through it
+	taking      sync.Mutex          // held by readOut from a read of stdout until its bytes are taken
+	copied      chan struct{}       // closed when stdout is copied to its end
+	unwiring    atomic.Bool         // unwire asked copyOut to finish
+}
+
+// newWiring is the wiring of a child's pipes: stdin, the agent's end of
+// its stdin, back, the read end of the same pipe, and stdout, the agent's
+// end of its stdout.
+func newWiring(stdin, back, stdout *os.File) *wiring {
+	return &wiring{stdin: stdin, back: back, stdout: stdout, spin: pipeio.NewReadSpinner(stdout), copied: make(chan struct{})}
 }
 
 // Run serves until the child ends for good or ctx is done. It closes src and
@@ -204,7 +212,7 @@ func (s *Engine) startPiped() (*child.Process, error) {
 	}
 	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	pipeio.Grow(stdout)
-	w := &wiring{stdin: stdin, back: childIn, stdout: stdout, copied: make(chan struct{})}
+	w := newWiring(stdin, childIn, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
 	if s.cfg.Conversation != nil {
 		r.probe = newProbe(stdin, s.cfg.Log)
@@ -233,7 +241,7 @@ func (s *Engine) startPiped() (*child.Process, error) {
 		s.copyOut(w)
 		s.talk.OutputEnded()
 	}()
-	s.feed.attach(stdin, childIn)
+	s.feed.attach(stdin, childIn, w.spin)
 	s.cur = w
 	return p, nil
 }
@@ -310,7 +318,7 @@ func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 	defer retry.end()
 	buf := make([]byte, pipeio.PipeSize/4)
 	for {
-		ok, err := readTaking(w.stdout, &w.taking, buf, take)
+		ok, err := readTaking(w.stdout, w.spin, &w.taking, buf, take)
 		if !ok {
 			return
 		}
@@ -375,7 +383,7 @@ func (s *Engine) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	s.cur = nil
 	s.feed.detach()
 	w.unwiring.Store(true)
-	w.stdout.SetReadDeadline(time.Unix(1, 0))
+	w.spin.SetReadDeadline(time.Unix(1, 0))
 	waitCopied(w.copied, giveUp, grace, s.sink)
 	w.stdout.Close()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/internal/readwait"
 	"github.com/fifobridge/fifobridge/internal/tty"
 	"golang.org/x/sys/unix"
@@ -56,13 +57,14 @@ const ttyChunk = 64 << 10
 
 // ttyWiring is one child's terminal.
 type ttyWiring struct {
-	master   *os.File      // written to; the terminal's master
-	output   *os.File      // read from: the master too, but for tests
-	taking   sync.Mutex    // held by copyOut from a read of output until its bytes are delivered
-	copied   chan struct{} // closed when the master's output is copied
-	unwiring atomic.Bool   // unwire asked copyOut to finish
-	quit     chan struct{} // closed by unwire: the watch is over
-	watched  chan struct{} // closed when the watch returned
+	master   *os.File            // written to; the terminal's master
+	output   *os.File            // read from: the master too, but for tests
+	spin     *pipeio.ReadSpinner // waits for output; its read deadline is set through it
+	taking   sync.Mutex          // held by copyOut from a read of output until its bytes are delivered
+	copied   chan struct{}       // closed when the master's output is copied
+	unwiring atomic.Bool         // unwire asked copyOut to finish
+	quit     chan struct{}       // closed by unwire: the watch is over
+	watched  chan struct{}       // closed when the watch returned
 }
 
 func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func(), clock *idle.Clock) *terminal {
@@ -121,7 +123,7 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 // what master (or, in tests, another file) gives, to the output FIFO.
 // watch, if set, runs until unwire, which closes its quit and waits for it.
 func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct{})) *ttyWiring {
-	w := &ttyWiring{master: master, output: output, copied: make(chan struct{}),
+	w := &ttyWiring{master: master, output: output, spin: pipeio.NewReadSpinner(output), copied: make(chan struct{}),
 		quit: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
 		defer close(w.copied)
@@ -216,7 +218,7 @@ func (t *terminal) copyOut(w *ttyWiring) {
 	defer retry.end()
 	for {
 		var werr error
-		_, err := readTaking(w.output, &w.taking, buf, func(p []byte) bool {
+		_, err := readTaking(w.output, w.spin, &w.taking, buf, func(p []byte) bool {
 			werr = t.pass(p)
 			return werr == nil
 		})
@@ -286,7 +288,9 @@ func (t *terminal) deliver(p []byte) error {
 
 // writeTurn writes p whole to the current terminal, between two writes of
 // the input FIFO's bytes; it waits for a terminal, and fails once the
-// terminal is closed or taken away while p is written.
+// terminal is closed or taken away while p is written. Once p is written,
+// the copy of the terminal's output is told that an answer is due, as on
+// pipes (feeder.writeTurn).
 func (t *terminal) writeTurn(p []byte) error {
 	t.mu.Lock()
 	for (t.master == nil || t.busy) && !t.closed {
@@ -296,10 +300,13 @@ func (t *terminal) writeTurn(p []byte) error {
 		t.mu.Unlock()
 		return errNoInput
 	}
-	m := t.master
+	m, w := t.master, t.cur
 	t.busy = true
 	t.mu.Unlock()
 	_, err := m.Write(p)
+	if err == nil {
+		w.spin.Expect() // while busy: detachInput waits, and unwire after it
+	}
 	t.mu.Lock()
 	t.busy = false
 	t.cond.Broadcast()
@@ -319,7 +326,7 @@ func (t *terminal) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	t.mu.Unlock()
 
 	w.unwiring.Store(true)
-	w.output.SetReadDeadline(time.Unix(1, 0))
+	w.spin.SetReadDeadline(time.Unix(1, 0))
 	waitCopied(w.copied, giveUp, grace, t.sink)
 	close(w.quit)
 	<-w.watched

@@ -13,22 +13,24 @@ import (
 )
 
 const (
-	askMetric   = "one `print(1)` to python3 and its answer, p50 (ms)"
-	askFloor    = "python3 -i on pipes"              // driven by the harness itself: the floor
-	askKept     = "kept-open client (client.Asker)"  // the agent of askBridge, asked in-process
-	askPexpect  = "pexpect replwrap"                 // pexpect.replwrap.python() on a terminal
-	askBridge   = "fifobridge ask"                   // run -prompt ... -stderr out -- python3 -i -q
-	askSendCat  = "fifobridge send to exec-mode cat" // run -mode exec -- cat: the contract's yardstick
-	askExec     = "fifobridge send, python3 -c"      // run -mode exec -allow-args -- python3 -c
-	askQuestion = "print(1)"
-	askAnswer   = "1\n"
-	pyPrompt    = ">>> "
-	pyPrompts   = `^(>>>|\.\.\.) $`
+	askMetric     = "one `print(1)` to python3 and its answer, p50 (ms)"
+	askFloor      = "python3 -i on pipes"              // driven by the harness itself: the floor
+	askKept       = "kept-open client (client.Asker)"  // the agent of askBridge, asked in-process
+	askKeptBefore = askKept + before                   // the same, the agent being -before's binary
+	askPexpect    = "pexpect replwrap"                 // pexpect.replwrap.python() on a terminal
+	askBridge     = "fifobridge ask"                   // run -prompt ... -stderr out -- python3 -i -q
+	askSendCat    = "fifobridge send to exec-mode cat" // run -mode exec -- cat: the contract's yardstick
+	askExec       = "fifobridge send, python3 -c"      // run -mode exec -allow-args -- python3 -c
+	askQuestion   = "print(1)"
+	askAnswer     = "1\n"
+	pyPrompt      = ">>> "
+	pyPrompts     = `^(>>>|\.\.\.) $`
 )
 
 // askContenders are the ways of asking python3 one thing, floor first,
-// and the exec-mode cat that `ask` is held against.
-var askContenders = []string{askFloor, askKept, askPexpect, askBridge, askSendCat, askExec}
+// and the exec-mode cat that `ask` is held against; with -before, the
+// kept-open client also asks an agent of that binary.
+var askContenders = []string{askFloor, askKept, askKeptBefore, askPexpect, askBridge, askSendCat, askExec}
 
 // The arguments of the two agents after -dir and -log-level. The stop
 // signal is TERM, not -prompt's HUP: the harness may run under nohup,
@@ -124,7 +126,7 @@ func (b *bench) newAsker(name string) (*asker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name == askKept {
+	if name == askKept || name == askKeptBefore {
 		return startKept(rn)
 	}
 	dir := []string{"-dir", filepath.Dir(rn.in)}

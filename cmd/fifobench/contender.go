@@ -95,6 +95,7 @@ var contenders = map[string]contender{
 	bridgeExecBefore: {name: bridgeExecBefore, argv: runArgv(bridgeExecBefore, execArgs)},
 	askBridge:        {name: askBridge, argv: runArgv(askBridge, askArgs)},
 	askKept:          {name: askKept, argv: runArgv(askKept, askArgs)},
+	askKeptBefore:    {name: askKeptBefore, argv: runArgv(askKeptBefore, askArgs)},
 	askSendCat:       {name: askSendCat, argv: runArgv(askSendCat, catExecArgs)},
 	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
 	sessBridge:       {name: sessBridge, argv: runArgv(sessBridge, sessArgs)},
@@ -120,6 +121,8 @@ func (b *bench) available(name string) bool {
 		return b.tools["python3"] != ""
 	case askPexpect:
 		return b.tools["python3"] != "" && b.pexpect
+	case askKeptBefore:
+		return b.tools["python3"] != "" && b.before != ""
 	}
 	if isBefore(name) {
 		return b.before != ""

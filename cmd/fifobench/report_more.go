@@ -34,7 +34,7 @@ func (r *results) rateTable(b *strings.Builder) {
 
 // afterOf pairs each contender of the -before binary with the one under
 // test.
-var afterOf = map[string]string{bridgeBefore: bridge, bridgeTTYBefore: bridgeTTY, bridgeExecBefore: bridgeExec}
+var afterOf = map[string]string{bridgeBefore: bridge, bridgeTTYBefore: bridgeTTY, bridgeExecBefore: bridgeExec, askKeptBefore: askKept}
 
 // beforeAfterTable puts side by side every figure measured for both
 // binaries, with after over before.

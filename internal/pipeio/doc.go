@@ -21,6 +21,12 @@
 //     returns. At most two waits spin at once, and none while the runtime
 //     has one P; the others park at once. It changes no thread's affinity,
 //     no scheduler setting and no signal disposition.
+//   - One descriptor's waits may spin longer: a ReadSpinner's, for 1 ms
+//     after each Expect (a conversation's output copy after each turn's
+//     input), a parked one woken to do so. Nothing else spins longer for
+//     it, and without Expect nothing spins beyond the window above: an
+//     idle agent never spins.
 //   - FIFOBRIDGE_BUSY_POLL=0 in the environment at start turns the
-//     busy-poll off: every wait then parks at once, as os.File's do.
+//     busy-poll off, Expect's included: every wait then parks at once, as
+//     os.File's do.
 package pipeio

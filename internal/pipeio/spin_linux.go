@@ -67,13 +67,22 @@ func maxSpinners() int32 {
 	return 2
 }
 
-// spin polls the descriptor fd, for up to the current window, and returns
-// true as soon as it has one of events, false when the window passed (or
-// is off, or enough other waits are spinning). fd must stay open
-// meanwhile: callers spin inside a RawConn callback, which holds it.
-func spin(fd uintptr, events int16) bool {
-	w := time.Duration(window.Load())
-	if w == 0 {
+// spin polls the descriptor fd and returns true as soon as it has one of
+// events, false when the window passed (or is off, or enough other waits
+// are spinning). The window is the current one, or longer while armed
+// (nil for none: see ReadSpinner) holds a later end, read again at every
+// poll so that an end set meanwhile counts. fd must stay open meanwhile:
+// callers spin inside a RawConn callback, which holds it.
+func spin(fd uintptr, events int16, armed *atomic.Int64) bool {
+	start := sinceEpoch()
+	end := func() time.Duration {
+		e := start + time.Duration(window.Load())
+		if armed != nil {
+			e = max(e, time.Duration(armed.Load()))
+		}
+		return e
+	}
+	if end() <= start {
 		return false
 	}
 	if spinners.Add(1) > maxSpinners() {
@@ -81,18 +90,23 @@ func spin(fd uintptr, events int16) bool {
 		return false
 	}
 	defer spinners.Add(-1)
-	start := time.Now()
 	for {
 		if ready(fd, events) {
 			return true
 		}
-		if time.Since(start) >= w {
+		if sinceEpoch() >= end() {
 			return false
 		}
 		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // the child or the writer may need this CPU
 		runtime.Gosched()                           // another goroutine of the agent may
 	}
 }
+
+// epoch is when the package was loaded; sinceEpoch, the time since then,
+// is read from the monotonic clock.
+var epoch = time.Now()
+
+func sinceEpoch() time.Duration { return time.Since(epoch) }
 
 // adapt tunes the window after a wait that parked for parked: a short
 // park says a longer window would have caught the event, a long one that

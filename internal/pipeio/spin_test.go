@@ -67,7 +67,7 @@ func TestSpinSeesOwnDescriptor(t *testing.T) {
 	p := newPipe(t)
 	_, err := p.w.Write([]byte("x"))
 	require.NoError(t, err)
-	assert.True(t, spin(p.r.Fd(), unix.POLLIN))
+	assert.True(t, spin(p.r.Fd(), unix.POLLIN, nil))
 }
 
 func TestSpinGivesUpAfterWindow(t *testing.T) {
@@ -75,7 +75,7 @@ func TestSpinGivesUpAfterWindow(t *testing.T) {
 	setProcs(t, 2)
 	setWindow(t, time.Millisecond)
 	p := newPipe(t) // never readable
-	assert.False(t, spin(p.r.Fd(), unix.POLLIN))
+	assert.False(t, spin(p.r.Fd(), unix.POLLIN, nil))
 	assert.Zero(t, spinners.Load())
 }
 
@@ -90,11 +90,11 @@ func TestSpinnersCapped(t *testing.T) {
 		p := newPipe(t)
 		_, err := p.w.Write([]byte("x"))
 		require.NoError(t, err)
-		assert.False(t, spin(p.r.Fd(), unix.POLLIN), "GOMAXPROCS %d, %d spinning", tc.procs, tc.spinning)
+		assert.False(t, spin(p.r.Fd(), unix.POLLIN, nil), "GOMAXPROCS %d, %d spinning", tc.procs, tc.spinning)
 		assert.Equal(t, tc.spinning, spinners.Load())
 		spinners.Store(0)
 		if tc.procs > 1 {
-			assert.True(t, spin(p.r.Fd(), unix.POLLIN), "GOMAXPROCS %d, none spinning", tc.procs)
+			assert.True(t, spin(p.r.Fd(), unix.POLLIN, nil), "GOMAXPROCS %d, none spinning", tc.procs)
 		}
 	}
 }
