@@ -56,7 +56,7 @@ func fifoID(t testing.TB, path string) status.FIFO {
 	t.Helper()
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(path, &st))
-	i := fifo.Info{ID: fifo.ID{Dev: st.Dev, Ino: st.Ino}}
+	i := fifo.Info{ID: fifo.ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}} // st.Dev is a uint32 on mips
 	if f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
 		i, err = fifo.Describe(f)
 		f.Close()
