@@ -99,10 +99,7 @@ func (c *Conversation) accept(line []byte, err error) {
 		// Its reply may be that of the writer who damaged it: nothing
 		// is written there; the reply its first, atomic piece names is
 		// removed, so that an ask that wrote it ends at once.
-		c.cfg.Log.Warn("ask line refused: it may hold another writer's bytes", "err", err)
-		if req.Reply != "" {
-			answer.DropDamaged(c.cfg.Log, c.cfg.Replies, req.Reply)
-		}
+		answer.RefuseDamaged(c.cfg.Log, c.cfg.Replies, "ask line", req.Reply, err)
 		return
 	}
 	if req.ID == "" {

@@ -42,10 +42,7 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		ctl, err = protocol.ParseControl(line)
 	}
 	if errors.Is(err, protocol.ErrDamaged) {
-		e.cfg.Log.Warn("control line refused: it may hold another writer's bytes", "err", err)
-		if ctl.Reply != "" {
-			answer.DropDamaged(e.cfg.Log, e.cfg.Replies, ctl.Reply)
-		}
+		answer.RefuseDamaged(e.cfg.Log, e.cfg.Replies, "control line", ctl.Reply, err)
 		return
 	}
 	if ctl.ID == "" {

@@ -44,6 +44,16 @@ func DropGivenUp(log *slog.Logger, reply *fifo.Reply) {
 	}
 }
 
+// RefuseDamaged is what a damaged line of any kind (a "control line", an
+// "ask line") gets: one warning, no answer, and its reply FIFO, if it
+// named one, dropped (DropDamaged).
+func RefuseDamaged(log *slog.Logger, replies *sharedir.Dir, kind, reply string, err error) {
+	log.Warn(kind+" refused: it may hold another writer's bytes", "err", err)
+	if reply != "" {
+		DropDamaged(log, replies, reply)
+	}
+}
+
 // DropDamaged removes the reply FIFO name that a damaged line's first
 // piece names (see protocol.ErrDamaged), so that its sender learns at once
 // that no answer will come; anything but a FIFO is left alone. Nothing is
