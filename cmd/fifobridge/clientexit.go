@@ -57,7 +57,18 @@ func clientErrorExit(ctx context.Context, name string, err error, timeout time.D
 	return exitBridge, true
 }
 
-// catchClientSignals catches, for send and ask, every signal that would end
+// hostContext is catchClientSignals' context, also done after timeout
+// when that is positive: the context of close and ls.
+func hostContext(timeout time.Duration) (ctx context.Context, stop func()) {
+	ctx, stopSignals := catchClientSignals()
+	if timeout <= 0 {
+		return ctx, stopSignals
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stopSignals() }
+}
+
+// catchClientSignals catches, for every host command, every signal that would end
 // them otherwise, so that the reply FIFO is removed on every way out: INT,
 // TERM, HUP and QUIT cancel the returned context (see relaySignals), and a
 // caught SIGPIPE turns a write to a closed stdout into EPIPE. stop undoes

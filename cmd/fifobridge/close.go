@@ -42,13 +42,8 @@ func closeSessions(cmdline []string) int {
 	}
 	names := slices.Compact(slices.Sorted(slices.Values(fs.Args())))
 
-	ctx, stopSignals := catchClientSignals()
-	defer stopSignals()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
+	ctx, stop := hostContext(*timeout)
+	defer stop()
 	closed := client.Sessions{Dir: *dir, Warn: warnAs("close")}.Close(ctx, names...)
 	return closeExit(ctx, closed, *timeout)
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -37,13 +36,8 @@ func ls(cmdline []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge ls: takes no arguments, and -timeout must not be negative\n%s\n", lsUsage)
 		return exitBridge
 	}
-	ctx, stopSignals := catchClientSignals()
-	defer stopSignals()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
+	ctx, stop := hostContext(*timeout)
+	defer stop()
 	list, raw, err := client.Sessions{Dir: *dir, Warn: warnAs("ls")}.List(ctx)
 	if code, ok := clientErrorExit(ctx, "ls", err, *timeout, ""); ok {
 		return code
