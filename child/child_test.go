@@ -303,3 +303,24 @@ func TestUserEnv(t *testing.T) {
 	env = UserEnv([]string{"HOME=/home/cli", "USER=cli"}, 4242)
 	require.Equal(t, []string{"HOME=/home/cli", "USER=cli"}, env, "values set on purpose are kept")
 }
+
+// Signal says when it signaled nothing: the child is gone (reaped, its
+// group's id free for others), or there is none.
+func TestSupervisorSignalAfterExit(t *testing.T) {
+	m := mark(t)
+	var s *Supervisor
+	var atExit error
+	s = &Supervisor{
+		Reaper: testReaper, Log: testReaper.log,
+		Start:  func() (*Process, error) { return testReaper.Start(helperSpec(t, m, "exit", "0")) },
+		Exited: func(*Process, bool) { atExit = s.Signal(syscall.SIGUSR1) },
+		Policy: RestartNever, Window: time.Minute, BackoffMin: time.Millisecond, BackoffMax: time.Millisecond,
+		StopSignal: syscall.SIGTERM, StopTimeout: time.Second,
+	}
+	require.ErrorIs(t, s.Signal(syscall.SIGUSR1), os.ErrProcessDone, "before the first start")
+	_, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.ErrorIs(t, atExit, os.ErrProcessDone, "once the child was reaped")
+	require.ErrorIs(t, s.Signal(syscall.SIGUSR1), os.ErrProcessDone, "after the run")
+	checkGone(t, m)
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -223,16 +224,21 @@ func (s *Supervisor) mayRestart(p *Process, st ExitStatus, delay *time.Duration)
 	return true
 }
 
-// Signal forwards sig to the running child's process group, if any.
-func (s *Supervisor) Signal(sig syscall.Signal) {
+// Signal forwards sig to the running child's process group, if any. It
+// returns os.ErrProcessDone when there is none: no child, or one already
+// reaped (see Process.Signal), whose group is not signaled then.
+func (s *Supervisor) Signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	p := s.cur
 	s.mu.Unlock()
-	if p != nil {
-		if err := p.Signal(sig); err == nil {
-			s.Log.Info("forwarded signal", "signal", SignalName(sig), "pid", p.Pid)
-		}
+	if p == nil {
+		return os.ErrProcessDone
 	}
+	err := p.Signal(sig)
+	if err == nil {
+		s.Log.Info("forwarded signal", "signal", SignalName(sig), "pid", p.Pid)
+	}
+	return err
 }
 
 // Snapshot returns the Supervisor's state now.

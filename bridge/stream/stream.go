@@ -150,10 +150,12 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 // when no child runs (between a child's end and its restart).
 func (s *Engine) Signal(sig syscall.Signal) error {
 	if s.tty == nil {
-		if s.sup.Snapshot().Pid == 0 {
-			return errNoChild
+		if err := s.sup.Signal(sig); err != nil {
+			if errors.Is(err, os.ErrProcessDone) {
+				return errNoChild
+			}
+			return err
 		}
-		s.sup.Signal(sig)
 		return nil
 	}
 	pg, err := s.tty.foreground()
