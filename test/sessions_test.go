@@ -161,6 +161,10 @@ func TestSessionsLimits(t *testing.T) {
 		if f := a.openSession("a", nil); f.typ() != "error" {
 			t.Errorf("open again without reuse: %v", f)
 		}
+		if f := a.openSession("a", map[string]any{"reuse": true, "args": []string{"-u"}}); f.typ() != "error" ||
+			!strings.Contains(fmt.Sprint(f["error"]), "-allow-args") {
+			t.Errorf("reuse with args without -allow-args: %v", f)
+		}
 		for _, more := range []map[string]any{{"args": []string{"-u"}}, {"env": []string{"K=V"}}, {"cwd": "/tmp"}} {
 			a.closeSession("b")
 			if f := a.openSession("b", more); f.typ() != "error" {

@@ -32,6 +32,12 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	e.mu.Unlock()
 	switch {
 	case s != nil && ctl.Reuse && !s.closing.Load():
+		// A reuse starts nothing, but its line is refused as a first
+		// open's would be (-arg without -allow-args, a bad pattern).
+		if _, err := e.cfg.Stream(ctl, s.files); err != nil {
+			e.refuse(ctl, reply, err)
+			return
+		}
 		e.reuse(s, ctl, reply)
 		return
 	case s != nil && s.closing.Load():
