@@ -99,13 +99,15 @@ func unseal(line []byte) ([]byte, error) {
 	if want := line[len(line)-len(rest)-digestLen-1 : len(line)-len(rest)-1]; !bytes.Equal(want, hexDigest(sum)) {
 		return nil, fmt.Errorf("%w: its bytes do not match its seal's sha256", ErrDamaged)
 	}
-	end := len(line) - len(rest) // the seal's closing quote, and its comma
+	end := len(line) - len(rest) // just past the seal, and past its comma if one follows
 	if rest[0] == ',' {
 		end++
 	}
-	body := append([]byte(nil), line...)
-	copy(body[1:end], bytes.Repeat([]byte{' '}, end-1))
-	return body, nil
+	obj := append([]byte(nil), line...)
+	for i := 1; i < end; i++ {
+		obj[i] = ' '
+	}
+	return obj, nil
 }
 
 // hasSeal reports whether line claims a seal: it begins with
