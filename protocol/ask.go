@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,22 +44,14 @@ type ParsedAsk struct {
 // that wraps ErrDamaged, as ParseRequest refuses it.
 func ParseAsk(line []byte) (ParsedAsk, error) {
 	var a ParsedAsk
-	if err := checkSeal(line); err != nil {
+	ask, err := decodeLine[Ask](line, "ask")
+	if err != nil {
 		a.ID, a.Reply = SalvageHead(line)
 		return a, err
 	}
-	if err := json.Unmarshal(line, &a.Ask); err != nil {
-		a.Ask = Ask{}
-		a.ID, a.Reply = SalvageHead(line)
-		return a, fmt.Errorf("invalid ask: %s", jsonError(err))
-	}
-	if err := checkKeys(line); err != nil {
-		a.Ask = Ask{}
-		a.ID, a.Reply = SalvageHead(line)
-		return a, err
-	}
+	a.Ask = ask
 	r := Request{ID: a.ID, Reply: a.Reply}
-	err := checkHead(&r)
+	err = checkHead(&r)
 	a.ID, a.Reply = r.ID, r.Reply
 	if err != nil {
 		return a, err

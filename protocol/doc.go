@@ -27,6 +27,11 @@
 //     MaxUnsealed bytes, one writer's atomic write. A long line without a
 //     seal is taken as the exec protocol has always taken it: its writer
 //     vouches for nothing.
+//   - A seal is framing: it is checked and taken off before a line's own
+//     keys are read, in one place for requests, asks and control lines
+//     (decode.go), so no field of a line is ever read from the seal, and
+//     a line's own "size" (a control line's terminal size) is never taken
+//     for the seal's, nor the seal's for it.
 //
 // It does not keep a writer from cutting another's long line short or
 // putting bytes into it: the kernel lets any writer of a FIFO do that.

@@ -36,6 +36,7 @@ func FuzzParseRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Add(lines(WireLine([]byte(`{"id":"big","reply":"r","stdin":"` + strings.Repeat("x", 5000) + `"}`)))[0])
+	f.Add(sealForTest([]byte(`{"id":"own","reply":"r","stdin":"x","size":"80x24","SHA256":"y"}`)))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r, err := ParseRequest(line)
 		requireWholeIfTaken(t, line, err)
@@ -77,22 +78,26 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 // requireWholeIfTaken fails t when line was taken (err is nil) although
-// it may hold another writer's bytes: a seal that does not match, or a
-// JSON object with a key given twice (by
-// encoding/json's matching, found here with its own tokenizer).
+// it may hold another writer's bytes: a line that claims a seal ({"size":
+// and a digit) that does not match it, or a JSON object whose own keys
+// (those after the seal) give one twice (by encoding/json's matching,
+// found here with its own tokenizer).
 func requireWholeIfTaken(t *testing.T, line []byte, err error) {
 	t.Helper()
 	if err != nil {
 		return
 	}
-	if bytes.HasPrefix(line, []byte(sealSize)) {
+	obj := line
+	if bytes.HasPrefix(line, []byte(sealSize)) && len(line) > len(sealSize) && '0' <= line[len(sealSize)] && line[len(sealSize)] <= '9' {
 		size, rest, ok := parseSeal(line)
 		if !ok || size != len(line) || !bytes.Equal(line[len(line)-len(rest)-digestLen-1:len(line)-len(rest)-1], hexDigest(sha256.Sum256(rest))) {
 			t.Fatalf("a line of %d bytes without its seal was taken: %.100q", len(line), line)
 		}
+		// The line's own keys: the seal and its comma are framing.
+		obj = append([]byte{'{'}, bytes.TrimPrefix(rest, []byte{','})...)
 	}
-	if len(line) > 0 && line[0] == '{' {
-		if key, dup := duplicateByDecoder(line); dup {
+	if len(obj) > 0 && obj[0] == '{' {
+		if key, dup := duplicateByDecoder(obj); dup {
 			t.Fatalf("line %q was taken, giving key %q twice", line, key)
 		}
 	}

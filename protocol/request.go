@@ -79,25 +79,17 @@ func IsBlank(line []byte) bool {
 // (see seal.go).
 func ParseRequest(line []byte) (Parsed, error) {
 	var r Parsed
-	if err := checkSeal(line); err != nil {
-		r.ID, r.Reply = SalvageHead(line)
-		return r, err
-	}
 	if len(line) == 0 || line[0] != '{' {
 		r.IsPlain = true
 		r.Stdin = append(append(make([]byte, 0, len(line)+1), line...), '\n')
 		return r, nil
 	}
-	if err := json.Unmarshal(line, &r.Request); err != nil {
-		r.Request = Request{}
-		r.ID, r.Reply = SalvageHead(line)
-		return r, fmt.Errorf("invalid request: %s", jsonError(err))
-	}
-	if err := checkKeys(line); err != nil {
-		r.Request = Request{}
+	req, err := decodeLine[Request](line, "request")
+	if err != nil {
 		r.ID, r.Reply = SalvageHead(line)
 		return r, err
 	}
+	r.Request = req
 	if r.Cancel != "" {
 		return parseCancel(r)
 	}

@@ -33,6 +33,14 @@ import (
 //     length and its digest;
 //   - every piece is PipeBuf bytes (the line is padded with spaces).
 //
+// The seal is framing, not part of what the line says: it is checked and
+// taken off before the line's own keys are read (unseal), for every kind
+// of line alike, so that a line means the same sealed or not, and a key
+// of its own may be called "size" or "sha256" (a control line's terminal
+// size is). A line claims a seal when it begins with {"size": and a
+// digit; one whose own first key is "size", its value not a number (a
+// control line's terminal size is a string), claims none.
+//
 // A line that carries a seal must match it. One that carries none is
 // taken at any length, as the exec protocol has always taken a long line
 // written under the FIFO's flock by hand: so a writer who can stall the
@@ -65,28 +73,50 @@ const (
 	maxSizeDigits = 10
 )
 
-// checkSeal checks the seal of line (without its newline): a line that
-// begins with one must match it. It returns an error wrapping ErrDamaged
-// otherwise.
-func checkSeal(line []byte) error {
-	if !bytes.HasPrefix(line, []byte(sealSize)) {
+// unseal takes the seal off line (without its newline), as framing: a
+// line that begins with a seal must match it, and is returned as the
+// line without it, `{` and what follows the seal and its comma, so that
+// none of the line's own keys is ever read together with the seal's. A
+// line without a seal is returned as it is. The line without its seal is
+// a copy of line of the same length, the seal's bytes blanked out, so that
+// an offset in it is one in line. It returns an error wrapping ErrDamaged
+// for a seal that does not match.
+func unseal(line []byte) ([]byte, error) {
+	if !hasSeal(line) {
 		// Unsealed: taken as the contract has it, at any length up to
 		// -max-request; its writer vouches for nothing (see the doc
 		// above: what that leaves open).
-		return nil
+		return line, nil
 	}
 	size, rest, ok := parseSeal(line)
 	if !ok {
-		return fmt.Errorf(`%w: its seal is malformed: want {"size":N,"sha256":"HEX" first, HEX 64 lower-case hex digits`, ErrDamaged)
+		return nil, fmt.Errorf(`%w: its seal is malformed: want {"size":N,"sha256":"HEX" first, HEX 64 lower-case hex digits`, ErrDamaged)
 	}
 	if size != len(line) {
-		return fmt.Errorf("%w: it has %d bytes, its seal says %d", ErrDamaged, len(line), size)
+		return nil, fmt.Errorf("%w: it has %d bytes, its seal says %d", ErrDamaged, len(line), size)
 	}
 	sum := sha256.Sum256(rest)
 	if want := line[len(line)-len(rest)-digestLen-1 : len(line)-len(rest)-1]; !bytes.Equal(want, hexDigest(sum)) {
-		return fmt.Errorf("%w: its bytes do not match its seal's sha256", ErrDamaged)
+		return nil, fmt.Errorf("%w: its bytes do not match its seal's sha256", ErrDamaged)
 	}
-	return nil
+	end := len(line) - len(rest) // just past the seal, and past its comma if one follows
+	if rest[0] == ',' {
+		end++
+	}
+	obj := append([]byte(nil), line...)
+	for i := 1; i < end; i++ {
+		obj[i] = ' '
+	}
+	return obj, nil
+}
+
+// hasSeal reports whether line claims a seal: it begins with
+// {"size": and a digit. A line whose own first key is "size" with a
+// value of another kind (a control line's terminal size, a string) claims
+// none.
+func hasSeal(line []byte) bool {
+	return len(line) > len(sealSize) && bytes.HasPrefix(line, []byte(sealSize)) &&
+		'0' <= line[len(sealSize)] && line[len(sealSize)] <= '9'
 }
 
 // parseSeal reads the seal at the start of line: its size, and what

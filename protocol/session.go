@@ -83,23 +83,15 @@ func ValidSessionName(name string) bool {
 // refused with an error that wraps ErrDamaged, as ParseRequest refuses it.
 func ParseControl(line []byte) (ParsedControl, error) {
 	var c ParsedControl
-	if err := checkSeal(line); err != nil {
-		c.ID, c.Reply = SalvageHead(line)
-		return c, err
-	}
 	if len(line) == 0 || line[0] != '{' {
 		return c, errors.New(`invalid control line: in sessions mode DIR/in takes JSON lines such as {"id":"o1","reply":"R","op":"open","session":"sh1"}; send is for exec mode`)
 	}
-	if err := json.Unmarshal(line, &c.Control); err != nil {
-		c.Control = Control{}
-		c.ID, c.Reply = SalvageHead(line)
-		return c, fmt.Errorf("invalid control line: %s", jsonError(err))
-	}
-	if err := checkKeys(line); err != nil {
-		c.Control = Control{}
+	ctl, err := decodeLine[Control](line, "control line")
+	if err != nil {
 		c.ID, c.Reply = SalvageHead(line)
 		return c, err
 	}
+	c.Control = ctl
 	r := Request{ID: c.ID, Reply: c.Reply}
 	if err := checkHead(&r); err != nil {
 		c.ID, c.Reply = r.ID, r.Reply

@@ -108,6 +108,11 @@ func FuzzParseControl(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	// Sealed (issue 32): a long open, with a terminal size of its own,
+	// and a short list.
+	f.Add(lines(WireLine([]byte(`{"id":"o2","reply":"R","op":"open","session":"a","tty":true,"size":"100x30","env":["BIG=` +
+		strings.Repeat("e", 6000) + `"],"args":["` + strings.Repeat("a", 10000) + `"]}`)))[0])
+	f.Add(sealForTest([]byte(`{"id":"l","reply":"R","op":"list"}`)))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		c, err := ParseControl(line)
 		requireWholeIfTaken(t, line, err)

@@ -59,16 +59,36 @@ func (a *agent) wireReply() (name string, r *bufio.Reader, done func()) {
 // a reader.
 func (a *agent) writeLine(path string, v map[string]any) {
 	a.t.Helper()
+	a.writeWire(path, append(a.marshal(v), '\n'))
+}
+
+// writeSealed writes v to the FIFO at path as a sealed line, whatever its
+// length (sealLine: whole pieces of 4096 bytes), without waiting for a
+// reader.
+func (a *agent) writeSealed(path string, v map[string]any) {
+	a.t.Helper()
+	a.writeWire(path, sealLine(a.marshal(v)))
+}
+
+func (a *agent) marshal(v map[string]any) []byte {
+	a.t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	return b
+}
+
+// writeWire writes b to the FIFO at path with one write(2), without
+// waiting for a reader.
+func (a *agent) writeWire(path string, b []byte) {
+	a.t.Helper()
 	w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		a.t.Fatalf("open %s: %v", path, err)
 	}
 	defer w.Close()
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	if _, err := w.Write(b); err != nil {
 		a.t.Fatalf("write %s: %v", path, err)
 	}
 }
@@ -130,6 +150,12 @@ func (a *agent) askSession(name, input string) (string, wireFrame) {
 	reply, r, done := a.wireReply()
 	defer done()
 	a.writeLine(a.sessionFile(name, "ask"), map[string]any{"id": "a1", "reply": reply, "input": input, "timeout": "20s"})
+	return a.readAnswer(r)
+}
+
+// readAnswer reads a turn's frames: the answer's text and the last frame.
+func (a *agent) readAnswer(r *bufio.Reader) (string, wireFrame) {
+	a.t.Helper()
 	var text strings.Builder
 	for {
 		f := a.readWireFrame(r)
