@@ -45,10 +45,12 @@ type AskOptions struct {
 // PipeBuf). The answer is copied to o.Stdout as it comes. The Result says
 // how the turn ended: at the child's prompt, with the prompt's Status and
 // named groups (Prompt); Incomplete; TimedOut, with NotReady when the
-// child was not ready (also when ctx ends first, from the status file);
-// or the child's exit (Exited) with its code. An agent without a conversation is ErrNoConversation, and nothing
-// is written then. Cancelling ctx removes the reply FIFO, which the agent
-// sees: it interrupts the turn.
+// child was not ready (also when ctx ends first, from the status file)
+// and Queued when the ask never had its turn (also when ctx ends first:
+// see replyFIFO.unserved); or the child's exit (Exited) with its code.
+// An agent without a conversation is ErrNoConversation, and nothing is
+// written then. Cancelling ctx removes the reply FIFO, which the agent
+// sees: it interrupts the turn, or drops the ask still waiting for it.
 func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -84,8 +86,13 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	}
 	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn, limit: limitFrom(o.Limit)}
 	res, err := r.run(ctx, reply, watch)
-	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) && res.NotReady == "" {
-		res.NotReady = unreadyNote(in)
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+		// Given up before the turn's last frame: while it still waited,
+		// or in its turn, which the agent interrupts.
+		res.Queued = reply.unserved()
+		if res.NotReady == "" {
+			res.NotReady = unreadyNote(in)
+		}
 	}
 	return res, err
 }

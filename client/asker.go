@@ -116,7 +116,8 @@ func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
 // Ask asks one turn and copies its answer to t.Stdout as it comes. The
 // Result and the errors are Ask's: TimedOut, the child's exit (Exited),
 // a *RejectedError for an error frame, ErrAgentGone, ErrNoAgent, ctx's
-// error when ctx ended first (the turn is then interrupted), and
+// error when ctx ended first (the turn is then interrupted, unless the
+// Result says Queued: the ask still waited, and nothing was sent), and
 // ErrClosed once Close was called.
 func (a *Asker) Ask(ctx context.Context, t Turn) (Result, error) {
 	select {
@@ -182,6 +183,9 @@ func (a *Asker) relayTurn(ctx context.Context, id string, line []byte, watch *ag
 	r := &relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing}
 	res, err := r.run(ctx, a.reply, watch)
 	a.writing = r.out.pending()
+	if err != nil && ctx.Err() != nil {
+		res.Queued = a.reply.unserved() // the turn gives the FIFO up
+	}
 	return res, err
 }
 

@@ -49,7 +49,9 @@
 //   - An Asker keeps one private reply FIFO, made as Send's is, and
 //     DIR/ask open from OpenAsker to Close, and takes one turn at a time.
 //     A turn that does not end with its last frame gives the FIFO up (the
-//     agent interrupts the turn) and the next turn makes a new one; Close
+//     agent interrupts the turn, or drops the ask that still waits for
+//     it, which Result.Queued then says) and the next turn makes a new
+//     one; Close
 //     removes it. Between turns it holds a fixed set of descriptors and,
 //     but for a write to Stdout abandoned as below, no goroutine; the
 //     next turn writes nothing before that write has returned.

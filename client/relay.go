@@ -199,7 +199,7 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 		return Result{}, true, nil
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
 		return Result{TimedOut: f.TimedOut, Incomplete: f.Incomplete, Status: f.Status, Prompt: f.Prompt,
-			NotReady: f.NotReady}, true, nil
+			NotReady: f.NotReady, Queued: f.Queued}, true, nil
 	case protocol.FrameExit:
 		res = Result{Signal: f.Signal, TimedOut: f.TimedOut, Exited: true}
 		if f.Code != nil {

@@ -31,8 +31,9 @@ type replyFIFO struct {
 	keeper     *os.File
 	// lines reads frames from r. It lives as long as r does: an Asker's
 	// turns share it, so that nothing it read ahead is lost between them.
-	lines *protocol.LineReader
-	read  countingReader // r, counted: whether the agent wrote at all
+	lines   *protocol.LineReader
+	read    countingReader // r, counted: whether the agent wrote at all
+	removed bool           // its name was removed (unlink)
 }
 
 // countingReader counts the bytes read through it; the count may be read
@@ -177,12 +178,52 @@ func (p *replyFIFO) restoreKeeper() error {
 	return nil
 }
 
+// unserved removes the FIFO's name, so that no agent opens it from now
+// on, closes the keeper, and says whether the request was never served:
+// nothing was written to the FIFO and no write end of it is left open
+// (its read end polls POLLHUP). The agent holds a reply FIFO open from
+// the start of a request's turn to its last frame, and checks, once it
+// has opened one, that its name still names it: a request whose FIFO it
+// did not hold when the name went will never begin. Where the agent
+// holds it (a turn under way, or an ask it is still taking in) unserved
+// says false. Call it once the request's frames are no longer read.
+func (p *replyFIFO) unserved() bool {
+	p.unlink()
+	p.dropKeeper()
+	if p.written() {
+		return false
+	}
+	rc, err := p.r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	fds := []unix.PollFd{{Events: unix.POLLIN}}
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		fds[0].Fd = int32(fd)
+		for {
+			if n, err = unix.Poll(fds, 0); err != unix.EINTR {
+				return
+			}
+		}
+	})
+	return cerr == nil && err == nil && n == 1 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) == unix.POLLHUP
+}
+
+// unlink removes the FIFO's name, once.
+func (p *replyFIFO) unlink() {
+	if !p.removed {
+		p.removed = true
+		fifo.RemoveAt(p.dir, p.name) // unlinkat in the directory first opened
+	}
+}
+
 // remove closes both ends and removes the FIFO.
 func (p *replyFIFO) remove() {
 	p.dropKeeper()
 	if p.r != nil {
 		p.r.Close()
 	}
-	fifo.RemoveAt(p.dir, p.name) // unlinkat in the directory first opened
+	p.unlink()
 	p.dir.Close()
 }

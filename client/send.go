@@ -69,6 +69,10 @@ type Result struct {
 	// since it started or since the turn before was interrupted, and
 	// quotes its last line.
 	NotReady string
+	// Queued says the ask ended while it still waited for its turn (its
+	// time limit, from the end frame, or its context): nothing of it was
+	// written to the child, and no turn was interrupted for it.
+	Queued bool
 }
 
 // Options is one request to send.

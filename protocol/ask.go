@@ -85,6 +85,10 @@ func positive(field, s string) (time.Duration, error) {
 // limit.
 type End struct {
 	TimedOut bool
+	// Queued, with TimedOut, says the ask's limit came while it still
+	// waited for its turn: nothing was written to the child, and no turn
+	// was interrupted for it.
+	Queued bool
 	// Incomplete says the child asked for more input than the turn gave
 	// (run -continuation), and was interrupted back to its prompt.
 	Incomplete bool
@@ -107,14 +111,18 @@ type PromptGroup struct {
 
 // AppendEnd appends the one end frame of a turn whose child is still
 // there, and a newline: "ready":true unless it timed out or was
-// incomplete, then "status" and "prompt" when there are any, the prompt's
-// groups in their order, and "not_ready" when set. A name, text or message
+// incomplete, "queued":true for an ask that timed out before its turn,
+// then "status" and "prompt" when there are any, the prompt's groups in
+// their order, and "not_ready" when set. A name, text or message
 // that is not valid UTF-8 has its bad bytes replaced; a name seen before
 // is left out (JSON wants each key once).
 func AppendEnd(b []byte, id string, e End) []byte {
 	b = appendHead(b, id, FrameEnd)
 	if e.TimedOut {
 		b = append(b, `,"timed_out":true`...)
+	}
+	if e.Queued {
+		b = append(b, `,"queued":true`...)
 	}
 	if e.Incomplete {
 		b = append(b, `,"incomplete":true`...)

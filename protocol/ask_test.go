@@ -79,6 +79,7 @@ func TestEndFrames(t *testing.T) {
 	}{
 		{End{DurationMS: 3}, `{"id":"a1","type":"end","ready":true,"duration_ms":3}` + "\n"},
 		{End{TimedOut: true, DurationMS: 3}, `{"id":"a1","type":"end","timed_out":true,"duration_ms":3}` + "\n"},
+		{End{TimedOut: true, Queued: true, DurationMS: 3}, `{"id":"a1","type":"end","timed_out":true,"queued":true,"duration_ms":3}` + "\n"},
 		{End{Incomplete: true, DurationMS: 3}, `{"id":"a1","type":"end","incomplete":true,"duration_ms":3}` + "\n"},
 		{End{Prompt: []PromptGroup{{"status", "7"}, {"cwd", "/src"}}, Status: &seven, DurationMS: 3},
 			`{"id":"a1","type":"end","ready":true,"status":7,"prompt":{"status":"7","cwd":"/src"},"duration_ms":3}` + "\n"},

@@ -30,6 +30,7 @@ type Frame struct {
 	Code       *int   `json:"code,omitempty"`
 	Signal     string `json:"signal,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
+	Queued     bool   `json:"queued,omitempty"` // an ask timed out before its turn: nothing was sent
 	Ready      bool   `json:"ready,omitempty"`
 	Incomplete bool   `json:"incomplete,omitempty"` // an ask's input wanted more
 	Status     *int   `json:"status,omitempty"`     // what its prompt's group "status" showed

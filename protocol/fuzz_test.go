@@ -340,14 +340,15 @@ func FuzzFrames(f *testing.F) {
 // (names and texts taken from groups, "\x00" between them): every name
 // once, the first text of a name, bad UTF-8 replaced; and that the groups
 // come in their order. With flags&4 the groups' string is also the
-// not-ready message, whatever its bytes.
+// not-ready message, whatever its bytes; flags&8 says queued.
 func FuzzEndFrame(f *testing.F) {
 	f.Add("a1", "status\x001\x00cwd\x00/src", 1, true, uint8(0), int64(12))
 	f.Add("a1", "status\x00x\x00status\x00y\x00\xff\x00\xfe\x00\xfe\x00z", -3, false, uint8(3), int64(-1))
 	f.Add("", "", 0, true, uint8(2), int64(0))
 	f.Add("a2", "the child has shown no prompt\x00\"x\"\xff", 0, false, uint8(5), int64(1000))
+	f.Add("a3", "", 0, false, uint8(9), int64(1000))
 	f.Fuzz(func(t *testing.T, id, groups string, status int, hasStatus bool, flags uint8, ms int64) {
-		e := End{TimedOut: flags&1 != 0, Incomplete: flags&2 != 0, DurationMS: ms}
+		e := End{TimedOut: flags&1 != 0, Incomplete: flags&2 != 0, Queued: flags&8 != 0, DurationMS: ms}
 		if flags&4 != 0 {
 			e.NotReady = groups
 		}
@@ -363,7 +364,7 @@ func FuzzEndFrame(f *testing.F) {
 		switch {
 		case fr.ID != strings.ToValidUTF8(id, "\uFFFD") || fr.Type != FrameEnd:
 			t.Fatalf("end frame %q decoded to id %q, type %q", line, fr.ID, fr.Type)
-		case fr.TimedOut != e.TimedOut || fr.Incomplete != e.Incomplete || fr.Ready != (!e.TimedOut && !e.Incomplete):
+		case fr.TimedOut != e.TimedOut || fr.Incomplete != e.Incomplete || fr.Queued != e.Queued || fr.Ready != (!e.TimedOut && !e.Incomplete):
 			t.Fatalf("end frame %q decoded to %+v; want %+v", line, fr, e)
 		case (fr.Status == nil) != !hasStatus || hasStatus && *fr.Status != status:
 			t.Fatalf("end frame %q decoded to status %v; want %d (%v)", line, fr.Status, status, hasStatus)

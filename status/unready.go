@@ -23,6 +23,16 @@ type Unready struct {
 	// it has shown none.
 	Prompt   string `json:"prompt"`
 	LastLine string `json:"last_line"`
+	// Incomplete says the turn before ended incomplete (-continuation):
+	// the child asked for more input and was interrupted, and a child
+	// that keeps an unfinished input through the interrupt (sqlite3)
+	// waits for the rest of it, which fifobridge type can give.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Input is that turn's input, as the message quotes it (at most its
+	// last 80 bytes). Only the agent's message to a later ask carries
+	// it: it is never written to the status file, which users who may
+	// not ask can read.
+	Input string `json:"-"`
 }
 
 // What Unready.Since says.
@@ -32,14 +42,25 @@ const (
 )
 
 // Message says, as of now, that the child has shown no prompt since u.At,
-// and quotes its last line.
+// and quotes its last line; after an incomplete turn it names that
+// turn's input, when known, and fifobridge type as the way to finish it.
 func (u *Unready) Message(now time.Time) string {
 	msg := fmt.Sprintf("the child has shown no prompt matching %s since %s %s ago; ",
 		quoteRegexp(u.Prompt), u.Since, ago(now.Sub(u.At)))
 	if u.LastLine != "" {
-		return msg + "its last line is " + strconv.Quote(u.LastLine)
+		msg += "its last line is " + strconv.Quote(u.LastLine)
+	} else {
+		msg += "it has shown no line"
 	}
-	return msg + "it has shown no line"
+	if !u.Incomplete {
+		return msg
+	}
+	input := ""
+	if u.Input != "" {
+		input = ", " + strconv.Quote(u.Input) + ","
+	}
+	return msg + "; the input of the turn before" + input +
+		" was incomplete and the child may still hold it: finish it with fifobridge type"
 }
 
 // quoteRegexp quotes a prompt expression as a shell user would write it,

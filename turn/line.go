@@ -144,6 +144,10 @@ func (l *line) shown(m int) int {
 	return at
 }
 
+// Tail is the end of v that a message quotes, bounded as LastLine is:
+// at most MaxLastLine bytes, begun at a character's start when v is cut.
+func Tail(v []byte) []byte { return lastOf(v) }
+
 // lastOf is the end of v that LastLine shows: at most MaxLastLine bytes,
 // begun at a character's start when v is cut.
 func lastOf(v []byte) []byte {

@@ -33,7 +33,10 @@
 //     on a timeout; past its limit; or with the child. An ask past its
 //     limit while the child has not been ready since it started, or since
 //     the turn before was interrupted, is told so in its end frame, with
-//     the prompt expression and the child's last line.
+//     the prompt expression and the child's last line; after an
+//     incomplete turn, until the child is ready again, also with that
+//     turn's input (which the status file never holds) and fifobridge
+//     type as the way to finish it.
 //   - A turn's input is written whole to the child, never in the middle of
 //     a chunk moved from the input FIFO; on a terminal, the ^C of an
 //     interrupt is typed after the input before it.
@@ -45,8 +48,9 @@
 //     goroutines: only its parsed request. Its reply FIFO is opened when
 //     its turn starts; an ask whose asker went away by then (nobody reads
 //     the FIFO, or it is gone) is dropped, and the child never sees it.
-//     A waiting ask past its time limit gets its end frame (timed out)
-//     without a turn.
+//     A waiting ask past its time limit gets its end frame (timed out,
+//     queued) without a turn: nothing of it is written to the child, no
+//     turn is interrupted for it, and the log says why it waited.
 //   - One asker at a time: only the turn in progress, or the one just
 //     ended while its last frames are written, has its reply FIFO open, a
 //     writer and a watch (two goroutines). At most maxHeld (1 MiB) of its

@@ -3,6 +3,7 @@
 package conversation
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestNotReadySinceStart(t *testing.T) {
 	h.out("welcome\n\x1b[1mroot@host:/# \x1b[0m")
 	a := h.ask("a", "never", map[string]string{"timeout": "200ms"})
 	f := a.requireLast("end")
-	require.True(t, f.TimedOut, f.line)
+	require.True(t, f.TimedOut && f.Queued, f.line)
 	require.Regexp(t, `^the child has shown no prompt matching '\^> \$' since it started [0-9.]+m?s ago; `+
 		`its last line is "root@host:/# "$`, f.NotReady)
 	h.noInput(50 * time.Millisecond)
@@ -120,12 +121,13 @@ func TestNotReadySinceInterrupt(t *testing.T) {
 	h.interrupted()
 	f := a.requireLast("end")
 	require.True(t, f.TimedOut, f.line)
+	require.False(t, f.Queued, "a turn that began: %s", f.line)
 	require.Empty(t, f.NotReady, "a turn that began at a prompt")
 
 	h.out("still going\n")
 	b := h.ask("b", "next", map[string]string{"timeout": "200ms"})
 	f = b.requireLast("end")
-	require.True(t, f.TimedOut, f.line)
+	require.True(t, f.TimedOut && f.Queued, f.line)
 	require.Regexp(t, `^the child has shown no prompt matching '\^> \$' since the turn before was interrupted [0-9.]+m?s ago; `+
 		`its last line is "still going"$`, f.NotReady)
 
@@ -136,8 +138,59 @@ func TestNotReadySinceInterrupt(t *testing.T) {
 	require.Equal(t, "long\n", h.input())
 	d := h.ask("d", "behind", map[string]string{"timeout": "200ms"})
 	f = d.requireLast("end")
-	require.True(t, f.TimedOut, f.line)
+	require.True(t, f.TimedOut && f.Queued, "an ask that waited behind a turn: %s", f.line)
 	require.Empty(t, f.NotReady, f.line)
+	h.out(testPrompt)
+	c.requireAnswer("")
+}
+
+// After an incomplete turn whose input the child keeps through the
+// interrupt (it shows its continuation prompt again), an ask past its
+// limit names that input, at most its last 80 bytes, and fifobridge type
+// as the way to finish it; the status file says the input was
+// incomplete without holding it. Once the child shows its prompt, the
+// input is forgotten.
+func TestIncompleteInputNamed(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Continuation = regexp.MustCompile(`^\.\. $`) })
+	for _, input := range []string{"select 1", strings.Repeat("x", 50) + strings.Repeat("é", 50) + "\n"} {
+		h.ready()
+		a := h.ask("a"+nth("", len(input)), input, nil)
+		h.input()
+		h.out(".. ")
+		_, last := a.result()
+		require.True(t, last.Incomplete, last.line)
+		h.interrupted()
+		h.out("^C\n.. ") // kept
+
+		quoted := `"select 1"`
+		if input != "select 1" {
+			quoted = `"` + strings.Repeat("é", 40) + `"` // the last 80 bytes, newline dropped
+		}
+		b := h.ask("b"+nth("", len(input)), "next", map[string]string{"timeout": "100ms"})
+		f := b.requireLast("end")
+		require.True(t, f.TimedOut && f.Queued, f.line)
+		require.Regexp(t, `since the turn before was interrupted [0-9.]+m?s ago; its last line is "\.\. "; `+
+			`the input of the turn before, `+regexp.QuoteMeta(quoted)+`, was incomplete and the child may still hold it: `+
+			`finish it with fifobridge type$`, f.NotReady)
+
+		st, _ := h.c.Snapshot()
+		require.NotNil(t, st.Unready)
+		require.True(t, st.Unready.Incomplete)
+		js, err := json.Marshal(st)
+		require.NoError(t, err)
+		require.Contains(t, string(js), `"incomplete":true`)
+		require.NotContains(t, string(js), "select 1", "the status file holds no input")
+		require.NotContains(t, string(js), "xxxx", "the status file holds no input")
+		h.noInput(50 * time.Millisecond)
+		h.out("\n1\n") // the rest typed: the child answers, then shows its prompt
+	}
+	h.ready()
+	c := h.ask("c", "long", nil)
+	require.Equal(t, "long\n", h.input())
+	d := h.ask("d", "behind", map[string]string{"timeout": "100ms"})
+	f := d.requireLast("end")
+	require.True(t, f.TimedOut && f.Queued, f.line)
+	require.Empty(t, f.NotReady, "the child was ready since: %s", f.line)
 	h.out(testPrompt)
 	c.requireAnswer("")
 }

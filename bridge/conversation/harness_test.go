@@ -222,6 +222,7 @@ type frame struct {
 	DataB64  []byte  `json:"data_b64"`
 	Error    string  `json:"error"`
 	TimedOut bool    `json:"timed_out"`
+	Queued   bool    `json:"queued"`
 	Ready    bool    `json:"ready"`
 	Code     *int    `json:"code"`
 	// How a turn ended: an incomplete input, the prompt's groups and

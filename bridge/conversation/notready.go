@@ -3,9 +3,11 @@
 package conversation
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fifobridge/fifobridge/status"
+	"github.com/fifobridge/fifobridge/turn"
 )
 
 // This file names a child that does not become ready: an ask past its
@@ -16,11 +18,16 @@ import (
 // unready is the last moment the child stopped being ready without a turn
 // that it would end: its start, or a turn interrupted (past its limit,
 // its asker gone, or incomplete). Until the tracker counts a readiness
-// more than readies, the child has shown no prompt since.
+// more than readies, the child has shown no prompt since. An incomplete
+// turn's input is kept as long: a child that keeps it through the
+// interrupt (sqlite3) waits for its rest, and the asks past their limit
+// meanwhile name it.
 type unready struct {
-	since   string // status.SinceStart or status.SinceInterrupt
-	at      time.Time
-	readies int // the tracker's Readies then
+	since      string // status.SinceStart or status.SinceInterrupt
+	at         time.Time
+	readies    int    // the tracker's Readies then
+	incomplete bool   // the turn interrupted was incomplete
+	input      string // its input, as quoted (incompleteInput)
 }
 
 // markUnready notes that the child, interrupted at now, is not ready
@@ -31,6 +38,21 @@ func (c *Conversation) markUnready(now time.Time) {
 	}
 }
 
+// markIncomplete notes that the child, interrupted at now after a turn
+// whose input (input) was incomplete, is not ready until it shows its
+// prompt again. Under c.mu.
+func (c *Conversation) markIncomplete(now time.Time, input string) {
+	c.markUnready(now)
+	c.unready.incomplete, c.unready.input = true, incompleteInput(input)
+}
+
+// incompleteInput is what a message quotes of an incomplete turn's
+// input: without its last newline, at most its last turn.MaxLastLine
+// bytes, as the child's last line is quoted.
+func incompleteInput(input string) string {
+	return string(turn.Tail([]byte(strings.TrimSuffix(input, "\n"))))
+}
+
 // unreadyNow is what the status file says of a child that has not been
 // ready since unready's moment, or nil when it has been (or no child
 // runs). Under c.mu.
@@ -39,7 +61,8 @@ func (c *Conversation) unreadyNow() *status.Unready {
 		return nil
 	}
 	return &status.Unready{Since: c.unready.since, At: c.unready.at,
-		Prompt: c.cfg.Prompt.String(), LastLine: string(c.tracker.LastLine())}
+		Prompt: c.cfg.Prompt.String(), LastLine: string(c.tracker.LastLine()),
+		Incomplete: c.unready.incomplete, Input: c.unready.input}
 }
 
 // notReady is the message of an ask past its limit at now when the child

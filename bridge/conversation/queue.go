@@ -73,15 +73,36 @@ func (c *Conversation) open(w *waiting) *asker {
 }
 
 // expireWaiting answers the waiting asks past their time limit with their
-// end frame (timed out), without a turn.
+// end frame (timed out, queued), without a turn: nothing of theirs was
+// written to the child, and no turn is interrupted for them.
 func (c *Conversation) expireWaiting(now time.Time) {
 	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
-		why := c.notReady(now)
-		c.cfg.Log.Info("ask timed out before its turn: the child was not ready for it", "id", w.req.ID, "limit", w.req.Limit, "why", why)
+		notReady := c.notReady(now)
+		c.cfg.Log.Info("ask gave up while queued: nothing was sent to the child", "id", w.req.ID, "limit", w.req.Limit,
+			"why", c.whyWaiting(notReady))
 		c.timedOut++
-		c.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, NotReady: why, DurationMS: since(w.accepted, now)}))
+		c.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, Queued: true, NotReady: notReady,
+			DurationMS: since(w.accepted, now)}))
 		c.poke()
 	}
+}
+
+// whyWaiting says why the waiting asks have not begun: the child has not
+// been ready since it started or was interrupted (notReady, when not ""),
+// a turn ahead of them has not ended, no child runs, or the child has
+// shown no prompt since its last turn or input. Under c.mu.
+func (c *Conversation) whyWaiting(notReady string) string {
+	switch {
+	case notReady != "":
+		return notReady
+	case c.cur != nil:
+		return "the turn ahead of it was still running"
+	case c.last != nil:
+		return "the turn ahead of it was still writing its last frames"
+	case c.tracker == nil:
+		return "no child was running: it waited for the child's restart"
+	}
+	return "the child has shown no prompt since its last turn or input"
 }
 
 // endAll answers every waiting ask with err, and every later one.

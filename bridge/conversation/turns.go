@@ -96,7 +96,7 @@ func (c *Conversation) endTurn(a *asker, kind turn.Kind, now time.Time) {
 		c.incomplete++
 		e.Incomplete = true
 		c.finish(protocol.AppendEnd(nil, a.req.ID, e))
-		c.markUnready(now)
+		c.markIncomplete(now, a.req.Input)
 		c.interrupt()
 		return
 	}

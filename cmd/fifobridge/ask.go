@@ -62,6 +62,10 @@ func ask(cmdline []string) int {
 // ask was interrupted by signal N. ctx is the turn's, which a caught
 // signal and -timeout end.
 func askExit(ctx context.Context, res client.Result, err error, timeout time.Duration) int {
+	if how, code, ok := endedBy(ctx, err, timeout); ok && res.Queued {
+		say(ctx, "fifobridge ask: %s\n", queuedLine(how, res.NotReady))
+		return code
+	}
 	// Interrupted, or past -timeout before the agent's last frame: why
 	// the child did not answer goes on the same line.
 	if code, ok := clientErrorExit(ctx, "ask", err, timeout, res.NotReady); ok {
@@ -74,13 +78,27 @@ func askExit(ctx context.Context, res client.Result, err error, timeout time.Dur
 	return code
 }
 
+// queuedLine is ask's line for an ask that gave up while queued, how (a
+// signal, its -timeout) ended it: nothing was sent, and no turn was
+// interrupted for it; notReady, when not "", says why the child was not
+// ready for it.
+func queuedLine(how, notReady string) string {
+	const queued = "the ask gave up while queued, so nothing was sent to the child and no turn was interrupted for it"
+	if notReady != "" {
+		return how + ": " + notReady + "; " + queued
+	}
+	return how + ": " + queued
+}
+
 // turnExit is the exit code of a turn that ended as res says, and the
 // line that says why when it is not the child's own answer: the prompt's
 // status (0 without one) at a prompt, 125 for an incomplete input, 124
-// past the limit (naming a child that was not ready), the child's status
-// when it ended during the turn.
+// past the limit (while queued, or naming a child that was not ready),
+// the child's status when it ended during the turn.
 func turnExit(res client.Result, timeout time.Duration) (int, string) {
 	switch {
+	case res.TimedOut && res.Queued:
+		return exitTimedOut, queuedLine(fmt.Sprintf("timed out after %s", timeout), res.NotReady)
 	case res.TimedOut && res.NotReady != "":
 		return exitTimedOut, fmt.Sprintf("timed out after %s: %s", timeout, res.NotReady)
 	case res.TimedOut:

@@ -28,6 +28,11 @@ func TestTurnExit(t *testing.T) {
 		{client.Result{TimedOut: true}, 124, "timed out after 1s; the child was interrupted"},
 		{client.Result{TimedOut: true, NotReady: `the child has shown no prompt matching '^NEVER$' since it started 1s ago; its last line is ">>> "`},
 			124, `timed out after 1s: the child has shown no prompt matching '^NEVER$' since it started 1s ago; its last line is ">>> "`},
+		{client.Result{TimedOut: true, Queued: true}, 124,
+			"timed out after 1s: the ask gave up while queued, so nothing was sent to the child and no turn was interrupted for it"},
+		{client.Result{TimedOut: true, Queued: true, NotReady: `the child has shown no prompt matching '^NEVER$' since it started 1s ago; its last line is ">>> "`},
+			124, `timed out after 1s: the child has shown no prompt matching '^NEVER$' since it started 1s ago; its last line is ">>> "; ` +
+				`the ask gave up while queued, so nothing was sent to the child and no turn was interrupted for it`},
 		{client.Result{Exited: true, Code: 129}, 129, "the child ended during the turn (exit code 129)"},
 		{client.Result{Exited: true}, 0, ""},
 	} {

@@ -40,21 +40,34 @@ func clientErrorExit(ctx context.Context, name string, err error, timeout time.D
 	if note != "" {
 		note = ": " + note
 	}
-	var sig *interrupted
+	if how, code, ok := endedBy(ctx, err, timeout); ok {
+		say(ctx, "fifobridge %s: %s%s\n", name, how, note)
+		return code, true
+	}
 	switch {
 	case err == nil:
 		return 0, false
-	case errors.As(context.Cause(ctx), &sig):
-		say(ctx, "fifobridge %s: interrupted by SIG%s%s\n", name, child.SignalName(sig.sig), note)
-		return 128 + int(sig.sig), true
-	case errors.Is(err, context.DeadlineExceeded):
-		say(ctx, "fifobridge %s: timed out after %s%s\n", name, timeout, note)
-		return exitTimedOut, true
 	case errors.Is(err, syscall.EPIPE):
 		return 128 + int(syscall.SIGPIPE), true
 	}
 	say(ctx, "fifobridge %s: %v\n", name, err)
 	return exitBridge, true
+}
+
+// endedBy says how a request that ended with err was given up, when a
+// caught signal N canceled ctx ("interrupted by SIGINT", 128+N) or its
+// time limit passed ("timed out after 30s", 124); ok is false otherwise.
+func endedBy(ctx context.Context, err error, timeout time.Duration) (how string, code int, ok bool) {
+	var sig *interrupted
+	switch {
+	case err == nil:
+		return "", 0, false
+	case errors.As(context.Cause(ctx), &sig):
+		return "interrupted by SIG" + child.SignalName(sig.sig), 128 + int(sig.sig), true
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("timed out after %s", timeout), exitTimedOut, true
+	}
+	return "", 0, false
 }
 
 // hostContext is catchClientSignals' context, also done after timeout
