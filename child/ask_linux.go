@@ -9,8 +9,8 @@ import (
 // waiting: its process group in one kill, the other members one by one. A Stop of p
 // that follows with the same signal does not send it again to any process
 // that got it here, so each process of the tree is asked once. With a
-// cgroup the tree is the cgroup's processes and the members of p's process
-// group that left it; without, a scan of /proc.
+// cgroup the tree is the cgroup's processes and what a scan of /proc
+// attributes to p outside it (see cgroupTree); without, a scan of /proc.
 func (r *Reaper) AskToStop(p *Process, sig syscall.Signal) {
 	r.ask(p, sig, r.treeFunc(p)(p))
 }

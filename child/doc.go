@@ -46,16 +46,21 @@
 //     pid and its group's id only until the child is reaped (the reaper
 //     holds the lock those signals take across wait4), anything else
 //     through a pidfd checked against the start time a /proc scan saw.
-//   - Without cgroups, an orphan reparented to the agent whose owner cannot
-//     be told (see tree_linux.go) is never stopped while another child that
-//     could own it runs and is not being stopped.
+//   - An orphan reparented to the agent whose owner cannot be told (see
+//     tree_linux.go; with cgroups, one in no child's cgroup) is never
+//     stopped while another child that could own it runs and is not being
+//     stopped.
 //   - With Spec.Cgroups (package cgroup), a child starts in a new cgroup
 //     of its own, at clone time, so that everything it forks is in it; its
-//     tree is what the cgroup holds, and the members of its process group
-//     that moved to another cgroup. Stop gives each of them the stop
-//     signal, then, at the timeout, cgroup.kill and SIGKILL to those
-//     outside; it returns once the cgroup and the group are empty and the
-//     cgroup removed. No cgroup is left after a failed start or after Stop.
+//     tree is what the cgroup holds, and what left the cgroup but is its
+//     tree as without cgroups: members of its process group, descendants,
+//     and orphans reparented to the agent (a grandchild that double-forked,
+//     called setsid and moved to another cgroup), attributed as above. Stop
+//     gives each of them the stop signal, then, at the timeout, cgroup.kill
+//     and SIGKILL to those outside; it returns once the cgroup is empty,
+//     nothing of the tree runs outside it and the cgroup is removed. An
+//     orphan in a child's cgroup is that child's. No cgroup is left after a
+//     failed start or after Stop.
 //   - A fork bomb of a child cannot end the agent: where a pids controller
 //     limits the agent, children get a pids budget below what it leaves
 //     (Reaper.LimitPids on cgroup v1, every child's cgroup on v2), and

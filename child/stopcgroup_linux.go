@@ -12,12 +12,12 @@ import (
 )
 
 // stopCgroup is Stop for a child with a cgroup: the stop signal to every
-// process of its tree not yet asked (its group as a whole, the rest one by
-// one; see ask), then, when anything is left at timeout, cgroup.kill,
-// which reaches every process in the cgroup at once, forks in flight
-// included, and SIGKILL for the members of the child's process group that
-// left the cgroup (see groupLeft). Once the cgroup and the group are empty
-// and the child reaped, the cgroup is removed. killed says whether the
+// process of its tree (see cgroupTree) not yet asked (its group as a
+// whole, the rest one by one; see ask), then, when anything is left at
+// timeout, cgroup.kill, which reaches every process in the cgroup at once,
+// forks in flight included, and SIGKILL for what runs outside the cgroup
+// (see outside). Once the cgroup is empty, the child reaped and nothing of
+// its tree left outside, the cgroup is removed. killed says whether the
 // stop had to escalate. A p that ignores sig is warned about (see
 // warnIgnored).
 func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience time.Duration) (st ExitStatus, killed bool) {
@@ -26,19 +26,19 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 	cg := p.cg
 	if !r.cgroupDone(p) {
 		killAt := time.Now().Add(timeout)
-		r.ask(p, sig, r.cgroupTree(p))
-		r.waitMarked(p, killAt, func(until time.Time) bool {
-			return r.waitCgroup(p, until, func(left []proc) { r.ask(p, sig, left) })
-		})
+		ask := func(procs []proc) { r.ask(p, sig, procs) }
+		ask(r.cgroupTree(p))
+		r.waitMarked(p, killAt, func(until time.Time) bool { return r.waitCgroup(p, until, ask) })
 		if !r.cgroupDone(p) {
 			killed = true
 			if err := cg.Kill(); err != nil {
 				r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.Path(), "err", err)
 				r.signalTree(p, syscall.SIGKILL, r.cgroupTree)
+			} else {
+				r.signalTree(p, syscall.SIGKILL, r.outside)
 			}
-			r.signalTree(p, syscall.SIGKILL, func(p *Process) []proc { return r.groupLeft(p, nil) })
-			kill := func(left []proc) {
-				for _, q := range left {
+			kill := func(procs []proc) {
+				for _, q := range procs {
 					signalProc(q, syscall.SIGKILL)
 				}
 			}
@@ -56,18 +56,34 @@ func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience ti
 }
 
 // cgroupDone reports whether p was reaped and nothing of its tree is left:
-// its cgroup is empty and no member of its group runs elsewhere.
+// its cgroup is empty and nothing of it runs outside (see outside).
 func (r *Reaper) cgroupDone(p *Process) bool {
-	return r.exited(p) && !p.cg.Populated() && len(r.groupLeft(p, nil)) == 0
+	return r.exited(p) && !p.cg.Populated() && len(r.outside(p)) == 0
 }
 
-// waitCgroup waits until p's cgroup is empty, p reaped and the members of
-// its group that left the cgroup gone, or deadline. Those members are
-// looked for every 10 ms, and handed to signal each time: a process that
-// joins the group meanwhile is asked too.
+// orphanCheck is how often a stop that waits for a cgroup to empty looks
+// for orphans of the child's tree that left it, when the agent has a child
+// that may be one (see mayHaveOrphans).
+const orphanCheck = 100 * time.Millisecond
+
+// waitCgroup waits until p's cgroup is empty, p reaped and nothing of its
+// tree left outside the cgroup, or deadline. What runs outside is looked
+// for every orphanCheck while the cgroup is not empty, every 10 ms after,
+// and handed to signal each time: a process that joins the tree
+// meanwhile, such as an orphan reparented to the agent, is asked too.
 func (r *Reaper) waitCgroup(p *Process, deadline time.Time, signal func([]proc)) bool {
-	if !p.cg.WaitEmpty(deadline) {
-		return false
+	for {
+		until := time.Now().Add(orphanCheck)
+		if until.After(deadline) {
+			until = deadline
+		}
+		if p.cg.WaitEmpty(until) {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		signal(r.outside(p))
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
@@ -79,7 +95,7 @@ func (r *Reaper) waitCgroup(p *Process, deadline time.Time, signal func([]proc))
 		}
 	}
 	for {
-		left := r.groupLeft(p, nil)
+		left := r.outside(p)
 		if len(left) == 0 {
 			return !p.cg.Populated()
 		}

@@ -16,7 +16,11 @@ import (
 //     the child made (see groupIsChilds);
 //   - every descendant of those, through the chain of parents, also one
 //     that left the group or the session (setsid);
-//   - a process whose group or session is led by a certain member.
+//   - a process whose group or session is led by a certain member;
+//   - with cgroups, a process in the child's cgroup, and its descendants:
+//     read only when there are orphans to place, and before they are
+//     placed, so that an orphan that stayed in another child's cgroup is
+//     never taken for the target's.
 //
 // Not recorded anywhere: the owner of an orphan, a process whose parent died
 // so that it was reparented to the agent, and that runs in a group and a
@@ -40,6 +44,7 @@ type candidate struct {
 	reaped   bool
 	stopping uint64 // when its latest Stop under way began (Reaper.stops), or 0
 	adopted  []procKey
+	cgroup   func() []int // the pids in its cgroup and the cgroups below, or nil without one
 }
 
 // procKey names a process for good: a pid is reused, a pid and a start
@@ -91,7 +96,11 @@ func (r *Reaper) candidates(p *Process) (target candidate, others []candidate) {
 
 // candidate describes p; call it with r.mu held.
 func (p *Process) candidate() candidate {
-	return candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq, adopted: slices.Clone(p.adopted)}
+	c := candidate{pid: p.Pid, start: p.startTicks, reaped: p.reaped, stopping: p.stopSeq, adopted: slices.Clone(p.adopted)}
+	if p.cg != nil {
+		c.cgroup = p.cg.AllProcs
+	}
+	return c
 }
 
 // attribute returns the processes of all that belong to target's tree, and
@@ -122,13 +131,16 @@ func attribute(target candidate, others []candidate, agent int, inherited map[in
 			orphans = append(orphans, q)
 		}
 	}
+	if len(orphans) > 0 {
+		at.claimCgroups()
+	}
 	// Oldest first, so that a session or group leader is placed before the
 	// orphans that run in its session or group.
 	slices.SortFunc(orphans, func(a, b proc) int { return compareStart(a.Start, b.Start) })
 	me := len(at.cands) - 1
 	for _, q := range orphans {
 		if _, taken := at.owner[q.PID]; taken {
-			continue // a descendant of an orphan placed before it
+			continue // in a child's cgroup, or a descendant of an orphan placed before it
 		}
 		if by, ok := at.orphanOwner(q); ok {
 			at.claim(q.PID, by)
@@ -188,6 +200,21 @@ func (at *attribution) claimLinked(all []proc) {
 				if q.PGID == c.pid && q.Start >= c.start {
 					at.claim(q.PID, i)
 				}
+			}
+		}
+	}
+}
+
+// claimCgroups gives the processes in each candidate's cgroup, with their
+// descendants, to that candidate, unless they have an owner already.
+func (at *attribution) claimCgroups() {
+	for i, c := range at.cands {
+		if c.cgroup == nil {
+			continue
+		}
+		for _, pid := range c.cgroup() {
+			if _, listed := at.byPID[pid]; listed {
+				at.claim(pid, i)
 			}
 		}
 	}
@@ -270,26 +297,37 @@ func (r *Reaper) treeGone(p *Process) bool {
 	if !r.exited(p) || syscall.Kill(-p.Pid, 0) != syscall.ESRCH {
 		return false
 	}
-	if r.foreign {
-		return true // only the group is reachable at all
-	}
+	return r.foreign || !r.mayHaveOrphans(p) // with foreign, only the group is reachable at all
+}
+
+// mayHaveOrphans reports, without scanning /proc, whether the agent has a
+// child that could be an orphan of p's tree: one that is no live child,
+// was not inherited, started after p, and is in none of the groups or
+// sessions of the live children other than p (those are theirs, or, for
+// p's own group while p is not reaped, reached by its group's signal).
+// It errs towards true.
+func (r *Reaper) mayHaveOrphans(p *Process) bool {
 	// No child at all, the usual case once p was reaped: no orphan either.
 	if !hasChildren() {
-		return true
+		return false
 	}
 	// Under mu no child is reaped (reap holds it across wait4): a child
 	// released while the children files are read could make the kernel
 	// skip the next one in the list.
 	r.mu.Lock()
 	kids, ok := r.children()
+	reaped := p.reaped
 	r.mu.Unlock()
 	if !ok {
-		return false
+		return true
 	}
 	_, others := r.candidates(p)
-	running := make(map[int]bool, len(others))
+	running := make(map[int]bool, len(others)+1)
 	for _, c := range others {
 		running[c.pid] = true
+	}
+	if !reaped {
+		running[p.Pid] = true
 	}
 	for _, pid := range kids {
 		if running[pid] {
@@ -298,8 +336,8 @@ func (r *Reaper) treeGone(p *Process) bool {
 		q, ok := procfs.Stat(strconv.Itoa(pid))
 		if ok && q.State != 'Z' && q.Start >= p.startTicks && !isInherited(r.inherited, q) &&
 			!running[q.PGID] && !running[q.SID] {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }

@@ -138,3 +138,34 @@ func TestAttributeReusedPid(t *testing.T) {
 	got, _ = attribute(old, nil, agent, nil, stranger)
 	require.Empty(t, got)
 }
+
+// TestAttributeCgroup checks an orphan in a child's cgroup is that child's,
+// whatever the other rules would say, and that the cgroups are read only
+// when there is an orphan to place.
+func TestAttributeCgroup(t *testing.T) {
+	a, b, pids := fixtureA, fixtureB, fixtureTree
+	inCgroup := func(c candidate, members ...int) candidate {
+		c.cgroup = func() []int { return members }
+		return c
+	}
+	require.Equal(t, []int{210, 211, 300, 301}, pids(inCgroup(b, 300, 301, 210), a),
+		"B while A runs: the orphan 210 stayed in B's cgroup")
+	require.Equal(t, []int{200, 201, 202, 203, 220, 230, 240}, pids(a, inCgroup(b, 300, 301, 210)),
+		"A while B runs")
+	require.Equal(t, []int{200, 201, 202, 203, 220, 230, 240}, pids(stopping(a, 2), inCgroup(stopping(b, 1), 300, 301, 210)),
+		"A's stop began last, but the orphan is in B's cgroup")
+	require.Equal(t, []int{210, 211, 300, 301}, pids(inCgroup(stopping(b, 1), 300, 301, 210), stopping(a, 2)),
+		"B's stop takes what stayed in its cgroup")
+	require.Equal(t, []int{200, 201, 202, 203, 220, 230, 240}, pids(a, inCgroup(b, 300, 301)),
+		"an orphan in no child's cgroup: A's only when it can be told")
+
+	read := 0
+	counted := func(c candidate) candidate {
+		c.cgroup = func() []int { read++; return nil }
+		return c
+	}
+	attribute(counted(a), []candidate{counted(b)}, fixtureAgent, fixtureInherited, fixture[:6])
+	require.Zero(t, read, "no orphan, no cgroup read")
+	attribute(counted(a), []candidate{counted(b)}, fixtureAgent, fixtureInherited, fixture)
+	require.Equal(t, 2, read, "one read of each cgroup")
+}

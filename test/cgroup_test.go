@@ -109,11 +109,7 @@ func cgroupOf(t *testing.T, pid int) string {
 	if err != nil {
 		t.Fatalf("read cgroup of %d: %v", pid, err)
 	}
-	own, err := ownCgroup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mount := strings.TrimSuffix(own, ownPath(t))
+	mount := cgroupRoot(t)
 	for _, line := range strings.Split(string(b), "\n") {
 		if p, ok := strings.CutPrefix(line, "0::"); ok {
 			return filepath.Join(mount, p)

@@ -20,6 +20,7 @@ type procStat struct {
 	pgrp    int
 	session int
 	cpu     int // utime + stime, in clock ticks
+	start   int // clock ticks after boot: with pid, names a process for good
 }
 
 func readStat(pid int) (procStat, error) {
@@ -32,15 +33,15 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %q", pid, b)
 	}
 	// Fields after the command: state(3) ppid(4) pgrp(5) session(6) ...
-	// utime(14) stime(15).
+	// utime(14) stime(15) ... starttime(22).
 	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 13 {
+	if len(f) < 20 {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %q", pid, b)
 	}
 	num := func(i int) int { n, _ := strconv.Atoi(f[i]); return n }
 	return procStat{
 		pid: pid, comm: string(b[open+1 : end]), state: f[0][0],
-		ppid: num(1), pgrp: num(2), session: num(3), cpu: num(11) + num(12),
+		ppid: num(1), pgrp: num(2), session: num(3), cpu: num(11) + num(12), start: num(19),
 	}, nil
 }
 

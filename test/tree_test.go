@@ -27,12 +27,13 @@ func init() {
 }
 
 // treereq wait FIFO: exit 0 once FIFO's writer is done.
-// treereq spawn DIR: leave a setsid'ed orphan to the agent (its parent exits
-// at once), then wait for DIR/gateA like "wait".
+// treereq spawn DIR [CGROUP [stay]]: leave a setsid'ed orphan to the agent
+// (its parent exits at once; "treeorphan DIR [CGROUP [stay]]"), then wait
+// for DIR/gateA like "wait".
 func helperTreeRequest(args []string) int {
 	gate := args[1]
 	if args[0] == "spawn" {
-		c := exec.Command(self(), args[1])
+		c := exec.Command(self(), args[1:]...)
 		c.Env = append(os.Environ(), helperEnv+"=treeorphanparent")
 		c.Stderr = os.Stderr
 		if err := c.Run(); err != nil {
@@ -44,10 +45,11 @@ func helperTreeRequest(args []string) int {
 	return waitFIFO(gate)
 }
 
-// treeorphanparent DIR: start "treeorphan DIR" in a session of its own and
-// exit without waiting for it, so that it is reparented to the agent.
+// treeorphanparent DIR [CGROUP [stay]]: start "treeorphan DIR [CGROUP
+// [stay]]" in a session of its own and exit without waiting for it, so that
+// it is reparented to the agent.
 func helperTreeOrphanParent(args []string) int {
-	c := exec.Command(self(), args[0])
+	c := exec.Command(self(), args...)
 	c.Env = append(os.Environ(), helperEnv+"=treeorphan")
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := c.Start(); err != nil {
@@ -57,13 +59,22 @@ func helperTreeOrphanParent(args []string) int {
 	return 0
 }
 
-// treeorphan DIR: write its pid to DIR/orphan.pid, then run until
-// DIR/release's writer is done or a TERM comes; it writes a line to
+// treeorphan DIR [CGROUP [stay]]: move itself into the cgroup v2 directory
+// CGROUP when one is given, then write its pid to DIR/orphan.pid, then run
+// until DIR/release's writer is done or a TERM comes; it writes a line to
 // DIR/orphan.signals for each TERM, staying a little after the first to
-// see a second come.
+// see a second come, or, with "stay", until killed.
 func helperTreeOrphan(args []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM)
+	if len(args) > 1 {
+		// "0" is the writer itself.
+		if err := os.WriteFile(filepath.Join(args[1], "cgroup.procs"), []byte("0"), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "treeorphan: %v\n", err)
+			return 2
+		}
+	}
+	stay := len(args) > 2 && args[2] == "stay"
 	tmp := filepath.Join(args[0], "orphan.pid.tmp")
 	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return 2
@@ -80,7 +91,7 @@ func helperTreeOrphan(args []string) int {
 			return code
 		case <-sigs:
 			appendLine(filepath.Join(args[0], "orphan.signals"), "TERM")
-			if linger == nil {
+			if linger == nil && !stay {
 				linger = time.After(100 * time.Millisecond) // see above
 			}
 		case <-linger:
