@@ -216,6 +216,29 @@ func TestSupervisor(t *testing.T) {
 		require.Equal(t, 0, st.Code())
 		require.Len(t, starts, 3)
 	})
+	t.Run("GiveUp ends the run with no restart", func(t *testing.T) {
+		m := mark(t)
+		var asked []int
+		var last []bool
+		s := &Supervisor{
+			Reaper: testReaper, Log: testReaper.log,
+			Start: func() (*Process, error) { return testReaper.Start(helperSpec(t, m, "exit", "127")) },
+			GiveUp: func(_ *Process, st ExitStatus, ran time.Duration) bool {
+				asked = append(asked, st.Code())
+				return ran >= 0 && len(asked) == 2 // the second run, whatever the policy
+			},
+			Exited: func(_ *Process, l bool) { last = append(last, l) },
+			Policy: RestartAlways, MaxRestarts: -1, Window: time.Minute,
+			BackoffMin: time.Millisecond, BackoffMax: time.Millisecond, StopSignal: syscall.SIGTERM, StopTimeout: time.Second,
+		}
+		st, err := s.Run(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 127, st.Code())
+		require.Equal(t, []int{127, 127}, asked)
+		require.Equal(t, []bool{false, true}, last, "Exited is told that no restart follows")
+		require.Equal(t, 1, s.Snapshot().Restarts)
+		checkGone(t, m)
+	})
 	t.Run("stop during backoff returns the last status", func(t *testing.T) {
 		m := mark(t)
 		ctx, cancel := context.WithCancel(context.Background())

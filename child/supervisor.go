@@ -101,6 +101,11 @@ type Supervisor struct {
 	// Hangup, if set, is called when a child exited by itself, before the
 	// rest of its tree is stopped (a terminal child's session gets SIGHUP).
 	Hangup func(p *Process)
+	// GiveUp, if set, is asked about each child that ended by itself (no
+	// stop came), with its status and how long it ran, once its tree is
+	// gone and before Exited: true means no restart, whatever Policy
+	// says (a session's first run that could not find its program).
+	GiveUp func(p *Process, st ExitStatus, ran time.Duration) bool
 
 	Policy      Policy
 	MaxRestarts int // negative: no limit
@@ -142,7 +147,7 @@ func (s *Supervisor) Run(ctx context.Context) (ExitStatus, error) {
 		st, at := s.await(ctx, p)
 		s.ended(st, at)
 		s.Log.Info("child exited", "pid", p.Pid, "status", st.String())
-		restart := ctx.Err() == nil && s.Policy.restarts(st) && s.mayRestart(p, st, &delay)
+		restart := ctx.Err() == nil && !s.givesUp(p, st, at) && s.Policy.restarts(st) && s.mayRestart(p, st, &delay)
 		if !restart {
 			s.setState(StateStopping) // what is left is the caller's clean-up
 		}
@@ -203,6 +208,11 @@ func (s *Supervisor) await(ctx context.Context, p *Process) (ExitStatus, time.Ti
 			return s.Reaper.Stop(p, s.StopSignal, s.StopTimeout), time.Now()
 		}
 	}
+}
+
+// givesUp asks GiveUp about p, which ended by itself at at with st.
+func (s *Supervisor) givesUp(p *Process, st ExitStatus, at time.Time) bool {
+	return s.GiveUp != nil && s.GiveUp(p, st, at.Sub(p.Started))
 }
 
 // mayRestart drops the restart times that left Window and says whether

@@ -24,3 +24,11 @@ func (c *Conversation) Busy() bool {
 	defer c.mu.Unlock()
 	return c.queue.Len() > 0 || c.cur != nil || c.last != nil
 }
+
+// Readied reports whether the child started last has been ready since it
+// started, until Exited is told of its end.
+func (c *Conversation) Readied() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tracker != nil && c.tracker.Readies() > 0
+}

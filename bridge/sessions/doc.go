@@ -16,6 +16,13 @@
 //     (its goroutines and its child's tree are gone then), its FIFO ends
 //     were closed, and its files and directory were removed. Nothing of a
 //     closed session stays in the agent.
+//   - An open is answered once the session's child runs and is past the
+//     start of its first run: seen waiting for its input, or running for
+//     firstRun (with a prompt: once it is ready). A first run that ends
+//     with 127 or 126 within firstRun, or with a prompt before it was
+//     ever ready, as `env PROG` does with no PROG, leaves no session (no
+//     restart, no slot held), and an open not answered yet fails with
+//     that code, quoting the child's last line (stream.Config.FirstRun).
 //   - A session ends only by a close line, by its child ending for good
 //     (after its last words, see package stream), by -session-idle, or with
 //     the agent. Nothing one session, or a reader, writer or asker of its

@@ -25,6 +25,13 @@ const openTimeout = 30 * time.Second
 // has shown it.
 const readyLook = 5 * time.Millisecond
 
+// firstRun is how long a session's first run may take to fail as a
+// program that cannot start does (127 or 126 at once: `env PROG` with no
+// PROG): such an open fails, and no session is left. An open without a
+// prompt is answered once the child is seen waiting for its input, or
+// has run this long.
+const firstRun = time.Second
+
 // openOp opens the session the line names, or refuses.
 func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	e.mu.Lock()
@@ -105,7 +112,7 @@ func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*s
 	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
 		log: e.cfg.Log.With("session", ctl.Session), started: time.Now().UTC(), tty: cfg.Tty,
 		prompt: cfg.Conversation != nil, ctx: ctx, cancel: cancel, signals: make(chan os.Signal, signalsQueued),
-		running: make(chan struct{}), done: make(chan struct{})}
+		running: make(chan struct{}), alive: make(chan struct{}), done: make(chan struct{})}
 	e.own(s, cfg)
 	src, sink, err := e.makeFiles(s)
 	if err != nil {
@@ -121,6 +128,7 @@ func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*s
 // log, and no controlling terminal of the agent's.
 func (e *Engine) own(s *session, cfg *stream.Config) {
 	cfg.Dir, cfg.Log, cfg.Forward, cfg.Started = s.files, s.log, s.signals, s.childStarted
+	cfg.FirstRun, cfg.Alive = firstRun, s.childAlive
 	cfg.IdleTimeout, cfg.StopTimeout, cfg.Terminal = e.cfg.SessionIdle, e.cfg.StopTimeout, nil
 	if c := cfg.Conversation; c != nil {
 		c.Dir, c.Replies, c.Roles, c.Created = s.files, e.cfg.Replies, s.roles, nil
@@ -134,11 +142,12 @@ func (e *Engine) own(s *session, cfg *stream.Config) {
 	}
 }
 
-// answerOpen answers an open once the session's child started (with a
-// prompt: once it showed its prompt), or with an error frame when it
-// could not start or ended before, or when no prompt came within the
-// line's timeout (the session stays open). reused says the line reused
-// s, which an earlier open started.
+// answerOpen answers an open once the session's child started and is
+// past the start of its first run (alive: seen waiting for its input, or
+// running for firstRun; with a prompt: once it showed its prompt), or
+// with an error frame when it could not start or ended before, or when
+// no prompt came within the line's timeout (the session stays open).
+// reused says the line reused s, which an earlier open started.
 func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
 	limit := ctl.Limit
 	if limit <= 0 {
@@ -152,7 +161,10 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 		defer t.Stop()
 		look = t.C
 	}
-	running := s.running
+	running := s.running // with a prompt: from then on, look whether it is ready
+	if !s.prompt {
+		running = s.alive
+	}
 	for {
 		if running == nil || s.prompt {
 			if pid, ok := s.ready(); ok {
@@ -171,6 +183,10 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 			}
 		case <-look:
 		case <-s.done:
+			if !s.prompt && closed(s.alive) { // it started, and ended since
+				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
+				return
+			}
 			e.write(ctl.ID, reply, openFailed(s, ctl.ID))
 			return
 		case <-timeout.C:
@@ -182,12 +198,28 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 	}
 }
 
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // openFailed is the error frame of an open whose session ended before it
-// was answered: its child could not start (127 or 126), or it ended.
+// was answered: its child could not start (127 or 126), its first run
+// failed as one that cannot start does (127 or 126, its last line
+// quoted), or it ended.
 func openFailed(s *session, id string) []byte {
 	var se *child.StartError
 	if errors.As(s.err, &se) {
 		return protocol.AppendOpenError(nil, id, se.Error(), se.Code(), false)
+	}
+	var fe *stream.FirstRunError
+	if errors.As(s.err, &fe) {
+		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, fe), fe.Code(), false)
 	}
 	if s.err != nil {
 		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, s.err), 0, false)

@@ -36,6 +36,8 @@ type session struct {
 	pid       atomic.Int64  // its first child's, once started
 	startOnce sync.Once     // closes running
 	running   chan struct{} // closed once its first child started
+	aliveOnce sync.Once     // closes alive
+	alive     chan struct{} // closed once its first child is known not to fail its first run
 	closing   atomic.Bool   // a close (or the agent's stop) began
 
 	done   chan struct{} // closed once it is gone; then status and err are set
@@ -53,6 +55,13 @@ func (s *session) childStarted(pid int) {
 		s.pid.Store(int64(pid))
 		close(s.running)
 	})
+}
+
+// childAlive is told once the session's first child did not fail its
+// first run: it was seen waiting for input, ran for firstRun, or ended
+// otherwise (see stream.Config.FirstRun).
+func (s *session) childAlive() {
+	s.aliveOnce.Do(func() { close(s.alive) })
 }
 
 // ready reports whether the session's child runs and, with a prompt, has

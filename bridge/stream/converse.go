@@ -8,6 +8,7 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -30,6 +31,7 @@ type talk interface {
 	Stop()
 	Wait()
 	Busy() bool
+	Readied() bool
 	Snapshot() (*status.Turn, *status.Transcript)
 }
 
@@ -46,6 +48,7 @@ func (quiet) Exited(child.ExitStatus, bool)                {}
 func (quiet) Stop()                                        {}
 func (quiet) Wait()                                        {}
 func (quiet) Busy() bool                                   { return false }
+func (quiet) Readied() bool                                { return false }
 func (quiet) Snapshot() (*status.Turn, *status.Transcript) { return nil, nil }
 
 // converse makes the conversation of -prompt, with the stream's own
@@ -78,10 +81,11 @@ func (c conversing) Interrupt() { c.s.sup.Signal(syscall.SIGINT) }
 // no room (the child waits then too). Until EOF, or until unwire asks it
 // to finish; then it takes what is still in the pipe.
 func (s *Engine) copyConverse(w *wiring) {
-	s.readOut(w, func(p []byte) bool {
+	s.readOut(w, pipeio.PipeSize/4, func(p []byte) bool {
 		if s.tee != nil {
 			s.tee.offer(p)
 		}
+		s.first.output(p)
 		s.talk.Output(p)
 		return true
 	})

@@ -13,7 +13,9 @@
 //
 //   - Bytes written to the input FIFO reach the child's stdin byte for byte,
 //     and the child's stdout reaches the output FIFO byte for byte; stderr is
-//     the agent's own, or with -stderr out the same pipe as stdout.
+//     the agent's own, or with -stderr out the same pipe as stdout. (A
+//     session's first child on pipes writes its stderr to a pipe that the
+//     agent copies to its own stderr byte for byte: see FirstRun.)
 //   - Writers of the input FIFO coming and going never give the child EOF.
 //   - Output waits for a reader (backpressure); nothing is dropped while
 //     a child runs. With -prompt the output FIFO is a transcript that never
@@ -29,6 +31,12 @@
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and
 //     every descriptor opened here is closed.
+//   - With Config.FirstRun (sessions), a first run that ends with 127 or
+//     126 within FirstRun of its start, or with a conversation before the
+//     child was ever ready, is a failed start: no restart, and Run's
+//     error quotes the child's last line (firstrun.go). Its output and
+//     its stderr are watched for that line until it is past that, and
+//     no longer.
 //
 // With Tty, each start gets a fresh pseudo-terminal instead of pipes:
 //

@@ -39,6 +39,8 @@ type Engine struct {
 
 	tty *terminal // with -tty, what replaces feed and cur
 
+	first *firstRun // Config.FirstRun's judge of the first child, or nil
+
 	// talk is the conversation of -prompt (converse.go), which takes the
 	// child's output and keeps the output FIFO as a transcript; quiet
 	// without one.
@@ -54,6 +56,11 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 		s.talk = s.converse()
 	}
 	s.feed.typed = s.talk.Typed
+	var ready func() bool
+	if cfg.Conversation != nil {
+		ready = s.talk.Readied
+	}
+	s.first = newFirstRun(cfg, ready)
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -74,9 +81,12 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 			cfg.Log.Warn("no -tee copy: stdout cannot be used", "err", err)
 		}
 	}
+	if s.first != nil {
+		s.sup.GiveUp = s.first.judge
+	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke, clock)
-		s.tty.tee, s.tty.talk = s.tee, s.talk
+		s.tty.tee, s.tty.talk, s.tty.first = s.tee, s.talk, s.first
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
@@ -90,6 +100,7 @@ type wiring struct {
 	taking      sync.Mutex          // held by readOut from a read of stdout until its bytes are taken
 	copied      chan struct{}       // closed when stdout is copied to its end
 	unwiring    atomic.Bool         // unwire asked copyOut to finish
+	stderr      *stderrCopy         // the first child's stderr, when it is the agent's; or nil
 }
 
 // newWiring is the wiring of a child's pipes: stdin, the agent's end of
@@ -100,7 +111,9 @@ func newWiring(stdin, back, stdout *os.File) *wiring {
 }
 
 // Run serves until the child ends for good or ctx is done. It closes src and
-// sink, and returns after every goroutine it started has ended.
+// sink, and returns after every goroutine it started has ended. Its error
+// is a failed start: the child's (a *child.StartError), or with
+// Config.FirstRun a first run that failed as one (a *FirstRunError).
 func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	cfg := s.cfg
 	// No input byte and no ask waiting or in its turn for -idle-timeout: a
@@ -128,6 +141,10 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 
 	s.talk.Start(ctx)
 	st, err := s.sup.Run(ctx)
+	s.first.wait()
+	if ferr := s.first.err(); err == nil && ferr != nil {
+		err = ferr
+	}
 
 	s.talk.Stop()
 	close(done)
@@ -184,60 +201,69 @@ func (s *Engine) forward(done <-chan struct{}) {
 	}
 }
 
-// start starts one child and tells Started of it.
+// start starts one child and tells Started of it; the first is watched
+// as Config.FirstRun says.
 func (s *Engine) start() (*child.Process, error) {
 	s.talk.Started() // before any output: the first prompt counts
+	first := s.first.begin()
 	var p *child.Process
+	var alive *childReader
 	var err error
 	if s.tty != nil {
-		p, err = s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done())
+		p, alive, err = s.tty.start(s.reaper, s.cfg.Child, s.ctx.Done(), first)
 	} else {
-		p, err = s.startPiped()
+		p, alive, err = s.startPiped(first)
 	}
-	if err == nil && s.cfg.Started != nil {
+	if err != nil {
+		return nil, err
+	}
+	if first {
+		s.first.watch(p, alive)
+	}
+	if s.cfg.Started != nil {
 		s.cfg.Started(p.Pid)
 	}
-	return p, err
+	return p, nil
 }
 
 // startPiped starts one child on fresh pipes and wires them to the FIFOs.
-func (s *Engine) startPiped() (*child.Process, error) {
+// The first child (first) also gets a reader that sees it wait for its
+// input, when no conversation has one (see firstrun.go), and its stderr
+// is copied when it is the agent's (stderrcopy.go).
+func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 	stdin, childIn, err := pipeio.Pipe(false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stdout, childOut, err := pipeio.Pipe(true)
 	if err != nil {
 		stdin.Close()
 		childIn.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	pipeio.Grow(stdout)
 	w := newWiring(stdin, childIn, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
-	if s.cfg.Conversation != nil {
-		r.probe = newProbe(stdin, s.cfg.Log)
+	if s.cfg.Conversation != nil || first {
+		r.probe = newProbe(stdin, s.cfg.Log) // the conversation's, or the first run's
 	}
-	spec := s.cfg.Child
-	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
-	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
-	if s.cfg.Conversation != nil {
-		spec.Signals = interruptible(spec.Signals)
-	}
-	if s.cfg.StderrOut {
-		spec.Stderr = childOut // one pipe: the child's own order is kept
-	}
-	p, err := s.reaper.Start(spec)
+	p, err := s.reaper.Start(s.pipedSpec(w, childIn, childOut, first))
 	childOut.Close() // the child has it; holding it would hide its EOF
 	if err != nil {
 		stdin.Close()
 		childIn.Close()
 		stdout.Close()
-		return nil, err
+		w.stderr.abandon()
+		return nil, nil, err
 	}
 	r.pgid = p.Pid
-	reading(s.talk, r)
+	alive := r // without a conversation, the first run's
+	if s.cfg.Conversation != nil {
+		reading(s.talk, r)
+		alive = nil
+	}
+	w.stderr.start(s.first)
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
@@ -245,7 +271,32 @@ func (s *Engine) startPiped() (*child.Process, error) {
 	}()
 	s.feed.attach(stdin, childIn, w.spin)
 	s.cur = w
-	return p, nil
+	return p, alive, nil
+}
+
+// pipedSpec is how a child starts on pipes: childIn and childOut are its
+// stdin and stdout; its stderr is the agent's, or childOut with -stderr
+// out, or for the first child a pipe that the agent copies to its own
+// stderr (w.stderr, see stderrcopy.go).
+func (s *Engine) pipedSpec(w *wiring, childIn, childOut *os.File, first bool) child.Spec {
+	spec := s.cfg.Child
+	spec.Terminal = s.cfg.Terminal // one child at a time: it may have the terminal
+	spec.Stdin, spec.Stdout, spec.Stderr = childIn, childOut, os.Stderr
+	if s.cfg.Conversation != nil {
+		spec.Signals = interruptible(spec.Signals)
+	}
+	switch {
+	case s.cfg.StderrOut:
+		spec.Stderr = childOut // one pipe: the child's own order is kept
+	case first:
+		c, err := newStderrCopy()
+		if err != nil {
+			s.cfg.Log.Warn("the first child's stderr is not watched: only its output is", "err", err)
+			break
+		}
+		w.stderr, spec.Stderr = c, c.w
+	}
+	return spec
 }
 
 // copyOut moves the child's stdout to the output FIFO with splice(2) until
@@ -261,6 +312,9 @@ func (s *Engine) copyOut(w *wiring) {
 	}
 	if s.tee != nil {
 		s.copyTee(w)
+		return
+	}
+	if s.first.watching() && !s.copyWatched(w) {
 		return
 	}
 	retry := readRetry{log: s.cfg.Log, what: "moving the child's output"}
@@ -282,6 +336,24 @@ func (s *Engine) copyOut(w *wiring) {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 		}
 	}
+}
+
+// copyWatched is copyOut while the first run is watched (firstrun.go):
+// the child's stdout is read into the agent, in chunks of watchChunk,
+// shown to the watch and written to the output FIFO, until the watch is
+// over. It reports whether copyOut goes on (it splices from then on), or
+// the copy ended as copyTee's does.
+func (s *Engine) copyWatched(w *wiring) (more bool) {
+	s.readOut(w, watchChunk, func(p []byte) bool {
+		s.first.output(p)
+		if _, err := s.sink.Write(p); err != nil {
+			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
+			return false
+		}
+		more = !s.first.watching()
+		return !more
+	})
+	return more
 }
 
 // readNext is what a copy loop does after a read of the child's stdout.
@@ -310,15 +382,16 @@ func (w *wiring) afterRead(retry *readRetry, err error) readNext {
 	return readStop
 }
 
-// readOut reads the child's stdout into the agent and gives every chunk
-// to take, which reports false to stop at once (the output FIFO was given
-// up), holding w.taking from each read until take returns. It reads until
-// EOF, or until unwire asks it to finish, and then gives what is still in
-// the pipe; a read that keeps failing ends it (see afterRead).
-func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
+// readOut reads the child's stdout into the agent, in chunks of at most
+// size, and gives every chunk to take, which reports false to stop at
+// once (the output FIFO was given up), holding w.taking from each read
+// until take returns. It reads until EOF, or until unwire asks it to
+// finish, and then gives what is still in the pipe; a read that keeps
+// failing ends it (see afterRead).
+func (s *Engine) readOut(w *wiring, size int, take func([]byte) bool) {
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
-	buf := make([]byte, pipeio.PipeSize/4)
+	buf := make([]byte, size)
 	for {
 		ok, err := readTaking(w.stdout, w.spin, &w.taking, buf, take)
 		if !ok {
@@ -339,8 +412,10 @@ func (s *Engine) readOut(w *wiring, take func([]byte) bool) {
 // back to the agent, and the child is unwired. A last child that ended by
 // itself keeps its last words: its output waits for a reader for up to
 // -stop-timeout (a stop cuts that short). With the -tee copy the log
-// has them already: the last child's output is then given up as a
-// stop's is, after flushGrace, and nothing waits for a reader.
+// has them already, and a first run that failed (firstrun.go) has its
+// last line quoted by Run's error: the last child's output is then
+// given up as a stop's is, after flushGrace, and nothing waits for a
+// reader.
 func (s *Engine) exited(p *child.Process, last bool) {
 	if err := s.cfg.Terminal.TakeBack(p); err != nil {
 		s.cfg.Log.Warn("cannot take the terminal back", "err", err)
@@ -348,7 +423,7 @@ func (s *Engine) exited(p *child.Process, last bool) {
 	giveUp, grace := s.ctx, flushGrace
 	switch {
 	case !last || s.ctx.Err() != nil || s.cfg.Conversation != nil: // a restart, a stop; a transcript never waits for its reader
-	case s.tee != nil:
+	case s.tee != nil, s.first.failedRun():
 		ctx, cancel := context.WithCancel(s.ctx)
 		cancel()
 		giveUp = ctx
@@ -388,6 +463,7 @@ func (s *Engine) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	w.spin.SetReadDeadline(time.Unix(1, 0))
 	waitCopied(w.copied, giveUp, grace, s.sink)
 	w.stdout.Close()
+	w.stderr.finish()
 }
 
 // waitCopied waits until copied is closed. Once giveUp is closed, it waits

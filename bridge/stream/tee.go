@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/internal/pipeio"
 	"github.com/fifobridge/fifobridge/internal/tty"
 )
 
@@ -181,8 +182,9 @@ func (t *teeOut) write(p []byte) (int, error) {
 // and written to the output FIFO (with its backpressure, as copyOut) and
 // offered to the tee, which never waits.
 func (s *Engine) copyTee(w *wiring) {
-	s.readOut(w, func(p []byte) bool {
+	s.readOut(w, pipeio.PipeSize/4, func(p []byte) bool {
 		s.tee.offer(p)
+		s.first.output(p)
 		if _, err := s.sink.Write(p); err != nil {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 			return false

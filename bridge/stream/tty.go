@@ -39,7 +39,8 @@ type terminal struct {
 	tee  *teeOut     // -tee: offered the terminal's output; or nil
 	// talk, with -prompt, takes the terminal's output instead of the
 	// output FIFO: the conversation, which keeps that as a transcript.
-	talk talk
+	talk  talk
+	first *firstRun // shown the first child's output while it is watched, or nil
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -76,14 +77,16 @@ func newTerminal(cfg *Config, src *fifo.Source, sink *fifo.Sink, poke func(), cl
 // start starts one child on a new terminal, spec less its stdio. Once
 // stopping is closed and the child has gone, the processes left on its
 // terminal get SIGHUP (when it exits by itself, the Supervisor's Hangup
-// does that before the stop sequence).
-func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan struct{}) (*child.Process, error) {
+// does that before the stop sequence). The first child (first) also gets
+// a reader that sees it wait for its input, when no conversation has
+// one (see firstrun.go).
+func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan struct{}, first bool) (*child.Process, *childReader, error) {
 	t.mu.Lock()
 	size := t.size
 	t.mu.Unlock()
 	master, slave, err := tty.OpenPTY(size)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c := t.cfg.Child.Credential; c != nil {
 		// The terminal is the child user's, as login makes it.
@@ -94,14 +97,14 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 	spec.Ctty = slave
 	spec.Env = terminalEnv(spec.Env)
 	var probe *readwait.Probe
-	if t.cfg.Conversation != nil {
+	if t.cfg.Conversation != nil || first {
 		probe = newProbe(slave, t.cfg.Log) // the slave is the terminal the child reads
 	}
 	p, err := reaper.Start(spec)
 	slave.Close() // the child has it; holding it would hide the terminal's end (EIO)
 	if err != nil {
 		master.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	w := t.attach(master, master, func(quit <-chan struct{}) {
 		select {
@@ -115,8 +118,12 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 		case <-quit:
 		}
 	})
-	reading(t.talk, &childReader{probe: probe, master: master, out: w.output, taking: &w.taking})
-	return p, nil
+	r := &childReader{probe: probe, master: master, out: w.output, taking: &w.taking}
+	if t.cfg.Conversation != nil {
+		reading(t.talk, r)
+		return p, nil, nil
+	}
+	return p, r, nil
 }
 
 // attach makes master the terminal that input goes to, and copies output,
@@ -271,6 +278,7 @@ func (t *terminal) pass(p []byte) error {
 	if t.tee != nil {
 		t.tee.offer(p)
 	}
+	t.first.output(p)
 	return t.deliver(p)
 }
 
