@@ -38,4 +38,7 @@
 //     descriptor that will be used (Stat tells what an end uses now).
 //     An end keeps at most 16 replaced FIFOs open until they are emptied;
 //     past that, Reopen serves no new FIFO until it has emptied them.
+//   - A Source can start with no FIFO (PendingSourceAt: its entry was
+//     missing when it was to be opened): its Read waits for the first FIFO
+//     Reopen serves, so that the entry is followed from the start.
 package fifo

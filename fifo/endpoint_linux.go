@@ -16,14 +16,18 @@ import (
 
 // endpoint is the part shared by Source and Sink: the FIFO currently open
 // O_RDWR as the entry name of dir, replaced by Reopen when the entry gets a
-// new inode. Every look at the entry goes through dir's descriptor.
+// new inode. Every look at the entry goes through dir's descriptor. A
+// pending end (PendingSourceAt) has no FIFO until Reopen serves the first.
 type endpoint struct {
 	dir    *sharedir.Dir
 	name   string
 	ownDir bool // dir was opened for this end and is closed with it
+	// arrived, for a pending end only, is closed once it serves its
+	// first FIFO, or is closed itself.
+	arrived chan struct{}
 
 	mu      sync.Mutex
-	cur     *os.File
+	cur     *os.File   // nil while a pending end has no FIFO
 	retired []*os.File // replaced FIFOs, oldest first, until emptied
 	closed  bool
 	woken   bool // Wake is in force: every current file gets a past deadline
@@ -50,7 +54,8 @@ func (e *endpoint) openAt(d *sharedir.Dir, name string, ownDir bool) error {
 // Path returns the FIFO path this end follows.
 func (e *endpoint) Path() string { return e.dir.Join(e.name) }
 
-// current returns the file Read or Write should use now.
+// current returns the file Read or Write should use now: nil while a
+// pending end has none (it arrives on e.arrived).
 func (e *endpoint) current() (*os.File, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -64,8 +69,11 @@ func (e *endpoint) current() (*os.File, error) {
 func (e *endpoint) Describe() (Info, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
+	switch {
+	case e.closed:
 		return Info{}, ErrClosed
+	case e.cur == nil:
+		return Info{}, fmt.Errorf("describe fifo %s: %w", e.Path(), ErrPending)
 	}
 	return Describe(e.cur)
 }
@@ -85,7 +93,8 @@ const maxRetired = 16
 // FIFO is made there with mode perm first. An entry that is not a FIFO,
 // one accept refuses, or any while maxRetired replaced FIFOs are still to
 // be emptied, is reported and the open FIFO stays in use. changed says
-// whether a new FIFO was opened, created whether this call made it.
+// whether a new FIFO was opened, created whether this call made it. A
+// pending end's first FIFO is served the same way, and wakes its Read.
 func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error) (changed, created bool, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -105,7 +114,7 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error
 		return false, created, fmt.Errorf("reopen fifo %s: %w", e.Path(), err)
 	}
 	var was unix.Stat_t
-	if err := unix.Fstat(int(e.cur.Fd()), &was); err == nil && sameFile(&was, &now) {
+	if e.cur != nil && unix.Fstat(int(e.cur.Fd()), &was) == nil && sameFile(&was, &now) {
 		return false, created, nil
 	}
 	if len(e.retired) >= maxRetired {
@@ -128,10 +137,14 @@ func (e *endpoint) Reopen(create bool, perm os.FileMode, accept func(Info) error
 	pipeio.Grow(f)
 	old := e.cur
 	e.cur = f
-	e.retired = append(e.retired, old)
 	if e.woken {
 		f.SetDeadline(time.Unix(1, 0)) // a Wake covers the new FIFO too
 	}
+	if old == nil {
+		close(e.arrived) // the first FIFO of a pending end: its Read goes on
+		return true, created, nil
+	}
+	e.retired = append(e.retired, old)
 	// Wake a Read or Write blocked on the old FIFO; it moves over to f.
 	old.SetDeadline(time.Unix(1, 0))
 	return true, created, nil
@@ -195,16 +208,22 @@ func (e *endpoint) closeDrain(drain bool) ([]byte, error) {
 	}
 	e.closed = true
 	var left []byte
-	for _, f := range append(e.retired, e.cur) {
+	for _, f := range e.retired {
 		if drain {
 			left = append(left, Drain(f)...)
 		}
-		if f != e.cur {
-			letGo(f, e.release)
-		}
+		letGo(f, e.release)
 	}
 	e.retired = nil
-	err := letGo(e.cur, e.release)
+	var err error
+	if e.cur == nil {
+		close(e.arrived) // a pending end's Read waits no more
+	} else {
+		if drain {
+			left = append(left, Drain(e.cur)...)
+		}
+		err = letGo(e.cur, e.release)
+	}
 	if e.ownDir {
 		e.dir.Close()
 	}

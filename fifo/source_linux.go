@@ -1,6 +1,7 @@
 package fifo
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -30,6 +31,18 @@ func OpenSourceAt(d *sharedir.Dir, name string) (*Source, error) {
 	return s, nil
 }
 
+// PendingSourceAt returns a Source of the FIFO name of d that serves no
+// FIFO yet, where none could be opened (it is missing, or is not one the
+// caller accepts): its Read waits until Reopen serves one (made with
+// create, where it is missing), and a follower of the entry makes it as
+// any other. Until then Describe and SpliceTo fail with ErrPending. d
+// must stay open as long as the Source is.
+func PendingSourceAt(d *sharedir.Dir, name string) *Source {
+	s := &Source{}
+	s.dir, s.name, s.arrived = d, name, make(chan struct{})
+	return s
+}
+
 // Read reads the next bytes written to the FIFO. After Reopen, bytes still
 // buffered in replaced FIFOs are returned first, oldest FIFO first. It
 // returns ErrClosed once Close was called.
@@ -40,6 +53,10 @@ func (s *Source) Read(p []byte) (int, error) {
 		f, err := s.current()
 		if err != nil {
 			return 0, err
+		}
+		if f == nil { // pending: no FIFO yet
+			<-s.arrived
+			continue
 		}
 		if old := s.oldest(); old != nil {
 			if n := readBuffered(old, p); n > 0 {
@@ -73,7 +90,8 @@ func (s *Source) CloseDrain() ([]byte, error) { return s.closeDrain(true) }
 // kernel, without copying them through user space, waiting until there are
 // bytes and dst has room. Bytes of replaced FIFOs go first. It returns
 // os.ErrDeadlineExceeded when Wake was called or dst's write deadline
-// passed, and ErrClosed once Close was called.
+// passed, ErrClosed once Close was called, and ErrPending while a
+// pending Source has no FIFO.
 func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -81,6 +99,9 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 		f, err := s.current()
 		if err != nil {
 			return 0, err
+		}
+		if f == nil {
+			return 0, fmt.Errorf("splice from fifo %s: %w", s.Path(), ErrPending)
 		}
 		if old := s.oldest(); old != nil {
 			n, _, full, err := pipeio.SpliceNow(old, dst, max)
@@ -122,7 +143,7 @@ func (s *Source) Wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.woken = true
-	if !s.closed {
+	if !s.closed && s.cur != nil {
 		s.cur.SetReadDeadline(time.Unix(1, 0))
 	}
 }
@@ -136,7 +157,7 @@ func (s *Source) Rearm() {
 		return
 	}
 	s.woken = false
-	if !s.closed {
+	if !s.closed && s.cur != nil {
 		s.cur.SetReadDeadline(time.Time{})
 	}
 }

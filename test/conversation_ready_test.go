@@ -127,3 +127,47 @@ func TestConversationPromptWhileBusy(t *testing.T) {
 		})
 	}
 }
+
+// threadedReader is a Python program whose stdin is read by a thread of
+// its own into a queue, as many programs read theirs: for each line the
+// main thread prints "got LINE", a line that looks like its prompt,
+// pauses 0.3 s, prints "more LINE" and its prompt again. Its reader
+// thread sits in read(0) all the while.
+const threadedReader = `
+import queue, sys, threading, time
+lines = queue.Queue()
+def read():
+    for line in sys.stdin:
+        lines.put(line.strip())
+threading.Thread(target=read, daemon=True).start()
+out = sys.stdout
+out.write("fb> "); out.flush()
+while True:
+    line = lines.get()
+    out.write("got %s\nfb> " % line); out.flush()
+    time.sleep(0.3)
+    out.write("\nmore %s\nfb> " % line); out.flush()
+`
+
+// TestConversationThreadedReader (issue 32, item 3): a child whose input
+// is read by a thread of its own is judged by -settle alone, since its
+// reader blocks on its input while another thread still writes: with
+// -settle 1s, a prompt-like line followed by a pause of 0.3 s does not
+// end the turn, and each of 20 asks gets its own answer whole.
+func TestConversationThreadedReader(t *testing.T) {
+	checkLeaks(t, false)
+	t.Parallel()
+	requirePython(t)
+	a := startAgent(t, agentConfig{flags: []string{"-settle", "1s", "-prompt", `^fb> $`, "-stderr", "out"},
+		program: []string{"python3", "-c", threadedReader}})
+	for i := range 20 {
+		q := fmt.Sprintf("q%d", i)
+		want := fmt.Sprintf("got %s\nfb> \nmore %s\n", q, q)
+		got, last := rawTurn(t, a, q, q, 30*time.Second)
+		if got != want || last.Type != "end" || !last.Ready {
+			t.Fatalf("ask %d: answer %q ending with %s, want %q at the prompt", i, got, last.line, want)
+		}
+	}
+	a.stop()
+	requireNoReplies(t, a.dir)
+}

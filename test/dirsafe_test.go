@@ -145,19 +145,20 @@ func helperSwapRace(args []string) int {
 				fmt.Fprintln(os.Stderr, "read inotify:", err)
 				return 1
 			}
-			created = createdIn(buf[:max(n, 0)])
+			created = createdNamed(buf[:max(n, 0)], "in")
 		}
 		unix.Rename(link, in)
 	}
 	return 0
 }
 
-// createdIn reports whether the inotify events in b include one for "in".
-func createdIn(b []byte) bool {
+// createdNamed reports whether the inotify events in b include one for
+// name.
+func createdNamed(b []byte, name string) bool {
 	for len(b) >= unix.SizeofInotifyEvent {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+int(ev.Len)]
-		if string(bytes.TrimRight(name, "\x00")) == "in" {
+		made := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+int(ev.Len)]
+		if string(bytes.TrimRight(made, "\x00")) == name {
 			return true
 		}
 		b = b[unix.SizeofInotifyEvent+int(ev.Len):]

@@ -16,22 +16,17 @@ import (
 
 // serveAsks opens DIR/ask and starts its reader, its follower (a replaced
 // one is served, a missing one made again, as DIR/in is) and the sweep of
-// reply FIFOs killed asks left behind; Stop ends them. Without DIR or
-// DIR/ask nobody can ask, and that is logged.
+// reply FIFOs killed asks left behind; Stop ends them. A DIR/ask that
+// cannot be served now (removed since the agent made it) is followed all
+// the same, from the start: its reader waits for the FIFO the follower
+// finds or makes. Without DIR nobody can ask, and that is logged.
 func (c *Conversation) serveAsks() {
 	cfg := c.cfg
 	if cfg.Dir == nil || cfg.Replies == nil {
 		cfg.Log.Warn("no " + AskName + " fifo: the directory is missing; nobody can ask")
 		return
 	}
-	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
-	if err == nil {
-		err = c.claim(src)
-	}
-	if err != nil {
-		cfg.Log.Warn("cannot serve the ask fifo; nobody can ask", "err", err)
-		return
-	}
+	src := c.openAsks()
 	c.asks = src
 	ctx, stop := context.WithCancel(context.Background())
 	c.stopFollow = stop
@@ -46,6 +41,28 @@ func (c *Conversation) serveAsks() {
 		// its read end: the sweep takes only FIFOs nobody reads.
 		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
 	}()
+}
+
+// openAsks opens DIR/ask as the agent's Source and claims it; where that
+// fails (DIR/ask is missing, not a FIFO, or one another end serves), it
+// returns a pending Source, which serves the first FIFO its follower
+// accepts there: asks are served once DIR/ask names one again.
+func (c *Conversation) openAsks() *fifo.Source {
+	cfg := c.cfg
+	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
+	if err == nil {
+		err = c.claim(src)
+	}
+	if err == nil {
+		return src
+	}
+	cfg.Log.Warn("cannot serve the ask fifo yet; it is followed, and asks are served once it names a fifo again "+
+		"(one missing for a second is made again, with -create)", "path", cfg.Dir.Join(AskName), "err", err)
+	src = fifo.PendingSourceAt(cfg.Dir, AskName)
+	if err := c.claim(src); err != nil { // a pending Source claims nothing: cannot fail
+		cfg.Log.Warn("cannot record the ask fifo's role", "err", err)
+	}
+	return src
 }
 
 // claim records src as DIR/ask in cfg.Roles, when set, and has the status

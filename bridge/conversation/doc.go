@@ -15,12 +15,18 @@
 //
 //   - The child is ready when the tracker takes its prompt: after -settle
 //     of quiet (Config.Settle), or as soon as its Reader sees the reader of
-//     its input blocked reading it, once the line looks like the prompt.
-//     A Reader's yes counts only when no output, typed input or turn
-//     reached the tracker while it was asked, and never while the child's
-//     output is held up for an asker. Where a Reader cannot tell (an error
+//     its input blocked reading it, once the line looks like the prompt
+//     (a reader of one thread: package readwait says no for a reader
+//     with other threads, which may still write). A Reader's yes counts
+//     only when no output, typed input or turn reached the tracker while
+//     it was asked, and never while the child's output is held up for an
+//     asker. Where a Reader cannot tell (an error
 //     wrapping readwait.ErrCannotSee, logged once per child), or the child
 //     has none, -settle decides.
+//   - DIR/ask is followed from Start (package follow), also when it
+//     cannot be opened then (removed since the agent made it): its
+//     reader waits for the FIFO the follower serves there, made again
+//     with Config.Create once missing for a second.
 //   - An ask gets only its own turn's answer. A turn that is interrupted
 //     (past its time limit, its asker gone or not reading) has its child
 //     interrupted, and the next turn starts only once the child is ready

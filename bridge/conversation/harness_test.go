@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -92,8 +93,7 @@ func newHarness(t *testing.T, tune func(*Config)) *harness {
 	h.cancel = cancel
 	h.c.Start(ctx)
 	h.c.Started()
-	h.asks, err = fifo.OpenWriterNow(filepath.Join(dir, AskName))
-	require.NoError(t, err)
+	h.asks = openAsks(t, filepath.Join(dir, AskName))
 	t.Cleanup(func() {
 		h.stop()
 		h.asks.Close()
@@ -101,6 +101,25 @@ func newHarness(t *testing.T, tune func(*Config)) *harness {
 		replies.Close()
 	})
 	return h
+}
+
+// openAsks opens the ask FIFO at path for writing, once the conversation
+// reads it: at once, unless a test removed it (the conversation's
+// follower makes it again after a second, with Create); within 10 s.
+func openAsks(t *testing.T, path string) *os.File {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w, err := fifo.OpenWriterNow(path)
+		if err == nil || !errors.Is(err, os.ErrNotExist) && !errors.Is(err, fifo.ErrNoReader) {
+			require.NoError(t, err)
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the conversation does not read %s: %v", path, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // stop stops the conversation as the stream does at a stop of the agent,

@@ -1,7 +1,10 @@
 package readwait
 
 import (
+	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -183,4 +186,63 @@ func TestZombie(t *testing.T) {
 	blocked, err := p.Blocked(c.pid())
 	require.NoError(t, err)
 	require.False(t, blocked)
+}
+
+// TestThreadedReader: a reader in a process of more than one thread is
+// not blocked reading its input, whichever thread reads (its other
+// threads may still write), and that is no error; once it is back to one
+// thread, reading on it, it is.
+func TestThreadedReader(t *testing.T) {
+	checked(t)
+	c := startPipes(t, nil, "python3", "-c", `
+import os, sys, threading
+def read(): os.read(0, 100)
+t = threading.Thread(target=read); t.start()
+print("thread reads", flush=True); t.join()
+print("main reads, a thread waits", flush=True)
+stop = threading.Event(); w = threading.Thread(target=stop.wait); w.start()
+os.read(0, 100); stop.set(); w.join()
+print("main reads alone", flush=True); os.read(0, 100)
+`)
+	p := c.probe()
+	for _, step := range []struct {
+		line    string
+		blocked bool
+	}{
+		{"thread reads\n", false},
+		{"main reads, a thread waits\n", false},
+		{"main reads alone\n", true},
+	} {
+		c.expect(step.line)
+		waitThreadReads(t, c.pid())
+		// The count from the task directory's links is the text's.
+		require.Equal(t, p.statField(c.pid(), statThreads), p.threads(c.pid()), step.line)
+		blocked, err := p.Blocked(c.pid())
+		require.NoError(t, err, step.line)
+		require.Equal(t, step.blocked, blocked, "%s: %s", step.line, describe(c.pid()))
+		c.write("x\n")
+	}
+}
+
+// waitThreadReads waits until a thread of process pid is asleep in a
+// read of its descriptor 0, within bound.
+func waitThreadReads(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for {
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		require.NoError(t, err)
+		for _, e := range tasks {
+			tid, _ := strconv.Atoi(e.Name())
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + e.Name() + "/syscall")
+			nr, args, ok := parseSyscall(b)
+			if err == nil && ok && args[0] == 0 && sleeping(tid) && kindOf(t, pid, nr) == callRead {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no thread of process %d waits in a read of its input: %s", pid, describe(pid))
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
 }

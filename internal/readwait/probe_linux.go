@@ -1,7 +1,6 @@
 package readwait
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -32,6 +31,7 @@ type Probe struct {
 	text [512]byte // a syscall line, a wchan, a link, an ELF header
 	big  [4096]byte
 	dent [4096]byte // a thread directory's entries
+	stx  unix.Statx_t
 	pids [maxProcs]int
 
 	linkBuf [128]byte
@@ -116,11 +116,12 @@ func (p *Probe) Blocked(pgid int) (bool, error) {
 	p.cannot = nil
 	queue := append(p.pids[:0], pgid)
 	for i := 0; i < len(queue); i++ {
-		reading, gone := p.process(queue[i])
-		if reading {
+		switch p.process(queue[i]) {
+		case reads:
 			return true, nil
-		}
-		if gone {
+		case sharesReads:
+			return false, nil // the answer is known: -settle decides
+		case procGone:
 			if i == 0 {
 				return false, p.leaderGone(pgid)
 			}
@@ -151,26 +152,39 @@ func (p *Probe) see(err error) {
 	}
 }
 
-// process judges the threads of pid, its main thread first, and reports
-// whether one is reading the input, or whether pid is gone.
-func (p *Probe) process(pid int) (reading, gone bool) {
+// found is what a probe makes of one process.
+type found uint8
+
+const (
+	readsNot    found = iota // no thread of it is seen reading the input
+	reads                    // its only thread is blocked reading the input
+	sharesReads              // a thread of it is, but it has others, which may still write
+	procGone                 // it has exited
+)
+
+// process judges the threads of pid, its main thread first: whether one
+// is reading the input, and whether it is the process's only thread.
+func (p *Probe) process(pid int) found {
 	a, err := p.abiOf(pid)
 	if isGone(err) {
-		return false, true
+		return procGone
 	}
 	if err != nil {
 		p.see(err)
-		return false, false
+		return readsNot
 	}
 	switch p.thread(a, pid, pid) {
 	case waitsInput:
-		return true, false
+		return p.alone(pid)
 	case exited:
-		return false, true
+		return procGone
 	}
 	fd, err := open(p.path.set(pid, 0, "task", -1))
 	if err != nil {
-		return false, isGone(err)
+		if isGone(err) {
+			return procGone
+		}
+		return readsNot
 	}
 	defer unix.Close(fd)
 	seen := 1
@@ -180,7 +194,7 @@ func (p *Probe) process(pid int) (reading, gone bool) {
 			continue
 		}
 		if err != nil || n <= 0 {
-			return false, false
+			return readsNot
 		}
 		for b := p.dent[:n]; len(b) > 0 && seen < maxThreads; {
 			var tid int
@@ -188,12 +202,26 @@ func (p *Probe) process(pid int) (reading, gone bool) {
 			if tid > 0 && tid != pid {
 				seen++
 				if p.thread(a, pid, tid) == waitsInput {
-					return true, false
+					return sharesReads // not the main thread: there are two
 				}
 			}
 		}
 	}
-	return false, false
+	return readsNot
+}
+
+// alone judges process pid, whose main thread was seen blocked reading
+// the input: it reads when that is its only thread. The count is read
+// after the wait was seen, so a thread started before the look is
+// counted.
+func (p *Probe) alone(pid int) found {
+	switch n := p.threads(pid); {
+	case n == 1:
+		return reads
+	case n < 0:
+		return readsNot // gone meanwhile, or hidden: not seen reading
+	}
+	return sharesReads
 }
 
 // appendChildren appends the children of every thread of pid that are
@@ -231,27 +259,6 @@ func (p *Probe) appendChildren(queue []int, pid, pgid int) []int {
 		}
 	}
 	return queue
-}
-
-// group is the process group of pid, or -1. /proc/PID/stat is readable
-// by all (hidepid aside).
-func (p *Probe) group(pid int) int {
-	n, err := readFile(p.path.set(pid, 0, "stat", -1), p.text[:], -1)
-	if err != nil {
-		return -1
-	}
-	b := p.text[:n]
-	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
-	if i < 0 {
-		return -1
-	}
-	_, b = field(b[i+1:]) // state
-	_, b = field(b)       // ppid
-	f, _ := field(b)      // pgrp
-	if g, ok := parseDec(f); ok {
-		return g
-	}
-	return -1
 }
 
 // isGone reports whether err says the process or thread has exited.

@@ -10,7 +10,7 @@ import (
 )
 
 // This file is the package's only contact with the kernel for paths: the
-// few system calls that take one (openat, readlinkat) are made on a path
+// few system calls that take one (openat, readlinkat, statx) are made on a path
 // built in the probe's own buffer, NUL-terminated, so that a probe
 // allocates nothing (unix.Open and unix.Readlink copy their string
 // argument each time).
@@ -85,6 +85,22 @@ func readlink(path *procPath, buf []byte) (int, error) {
 			return 0, errno
 		}
 		return int(n), nil
+	}
+}
+
+// nlink is the link count of the file at path (statx into st), not
+// following a link.
+func nlink(path *procPath, st *unix.Statx_t) (uint32, error) {
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_STATX, atCWD, path.ptr(),
+			uintptr(unix.AT_SYMLINK_NOFOLLOW), uintptr(unix.STATX_NLINK), uintptr(unsafe.Pointer(st)), 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return st.Nlink, nil
 	}
 }
 

@@ -64,14 +64,18 @@ type Served interface {
 
 // Serve claims the FIFO e serves now for the end role (Claim), and has
 // every FIFO e lets go of released (Release). Call it once per end,
-// before the end is followed.
+// before the end is followed. A pending end (fifo.ErrPending) claims
+// nothing now: its follower claims the first FIFO it serves.
 func (r *Roles) Serve(role string, e Served) error {
 	i, err := e.Describe()
-	if err != nil {
+	switch {
+	case errors.Is(err, fifo.ErrPending):
+	case err != nil:
 		return err
-	}
-	if err := r.Claim(role, i); err != nil {
-		return err
+	default:
+		if err := r.Claim(role, i); err != nil {
+			return err
+		}
 	}
 	e.SetRelease(func(i fifo.Info) { r.Release(role, i) })
 	return nil

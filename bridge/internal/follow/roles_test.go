@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // TestRoles: a FIFO of the agent's user serves one end for the agent's
@@ -68,4 +69,30 @@ func TestRoles(t *testing.T) {
 	}
 	require.ErrorContains(t, r.Claim(RoleIn, fifoOf(99999, me)), "serves no new one")
 	require.NoError(t, r.Claim(RoleIn, fifoOf(10, me)))
+}
+
+// TestRolesPending: a pending end (its FIFO missing when it was opened)
+// is served with nothing claimed, and the first FIFO its follower serves
+// is claimed then: named as the end's, never another end's.
+func TestRolesPending(t *testing.T) {
+	dir := t.TempDir()
+	d, err := sharedir.Open(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	r := NewRoles()
+	src := fifo.PendingSourceAt(d, "ask")
+	defer src.Close()
+	require.NoError(t, r.Serve(RoleAsk, src))
+	_, ok := r.Current(RoleAsk)
+	require.False(t, ok, "nothing served yet")
+
+	changed, created, err := src.Reopen(true, 0o600, func(i fifo.Info) error { return r.Claim(RoleAsk, i) })
+	require.NoError(t, err)
+	require.True(t, changed && created)
+	i, err := src.Describe()
+	require.NoError(t, err)
+	id, ok := r.Current(RoleAsk)
+	require.True(t, ok)
+	require.True(t, i.Same(id))
+	require.ErrorIs(t, r.Claim(RoleIn, i), ErrOtherRole)
 }
