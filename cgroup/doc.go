@@ -20,7 +20,10 @@
 //     agent made them and whose lock is free, whatever PID namespace made
 //     them: never a live agent's.
 //   - Waiting for a cgroup to empty sleeps on cgroup.events (fsnotify),
-//     with a deadline.
+//     with a deadline; the waits of one EmptyWatch share one watch, made
+//     by the first that finds the cgroup populated and ended by Close.
+//     When no watch can be made, the waits read the file instead: waiting
+//     never fails for want of a descriptor.
 //   - Where a pids controller limits the agent, the children's budget
 //     (PidsLimit on cgroup v1, the children's pids.max on v2) leaves the
 //     agent a reserve.

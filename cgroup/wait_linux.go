@@ -8,50 +8,123 @@ import (
 )
 
 // emptyRecheck bounds each wait for a change of cgroup.events, so that a
-// missed notification costs at most this much. emptyPoll is how often the
-// file is read without a watch (no inotify instance left to the user).
+// notification the kernel did not send costs at most this much: the
+// watch is made before the file is read, so none that was sent is lost.
+// emptyPoll is how often the file is read without a watch (no inotify
+// instance, watch or descriptor left to the agent).
 const (
 	emptyRecheck = 100 * time.Millisecond
 	emptyPoll    = 10 * time.Millisecond
 )
 
-// WaitEmpty waits until no process runs in the cgroup (cgroup.events says
-// "populated 0") or until deadline, and reports whether it is empty.
-func (c *Group) WaitEmpty(deadline time.Time) bool { return waitEmpty(c.path, deadline) }
+// newWatcher makes the watcher of an EmptyWatch; tests replace it to make
+// it fail.
+var newWatcher = fsnotify.NewWatcher
 
-// waitEmpty watches cgroup.events (fsnotify), which the kernel notifies
-// (IN_MODIFY) when populated changes; an event only says when to read the
-// file again. Without a watch it reads the file every emptyPoll.
-func waitEmpty(path string, deadline time.Time) bool {
-	if !populated(path) {
-		return true // no watcher to make and close, the slow part
+// EmptyWatch waits, as often as its owner asks, for a cgroup to empty,
+// with one watch of cgroup.events for all the waits: a stop that wakes
+// now and then to do something else while the cgroup empties makes one
+// inotify instance (and fsnotify's reader goroutine), not one per wait.
+// The watch is made by the first wait that finds the cgroup populated;
+// when it cannot be made, the waits read the file every emptyPoll
+// instead, so that waiting needs no new descriptor. Close ends it. An
+// EmptyWatch is for one goroutine.
+type EmptyWatch struct {
+	path   string
+	tried  bool              // the watch was made, or could not be
+	w      *fsnotify.Watcher // nil without a watch
+	events <-chan fsnotify.Event
+	errs   <-chan error
+	every  time.Duration // how long to wait without a notification
+	timer  *time.Timer
+}
+
+// WatchEmpty returns an EmptyWatch of the cgroup, which the caller closes.
+func (c *Group) WatchEmpty() *EmptyWatch { return watchEmpty(c.path) }
+
+func watchEmpty(path string) *EmptyWatch { return &EmptyWatch{path: path, every: emptyPoll} }
+
+// Wait waits until no process runs in the cgroup (cgroup.events says
+// "populated 0") or until deadline, and reports whether it is empty.
+func (e *EmptyWatch) Wait(deadline time.Time) bool {
+	if !populated(e.path) {
+		return true
 	}
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	every := emptyPoll
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close() // waits for fsnotify's reader goroutine
-		if w.Add(filepath.Join(path, "cgroup.events")) == nil {
-			events, errs, every = w.Events, w.Errors, emptyRecheck
-		}
-	}
-	t := time.NewTimer(every)
-	defer t.Stop()
+	e.watch()
 	for {
-		if !populated(path) {
+		// Read again once the watch is there: an emptying before it made
+		// no event.
+		if !populated(e.path) {
 			return true
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false
 		}
-		t.Reset(min(left, every))
-		select {
-		case <-events: // a nil channel (no watch) never delivers
-		case <-errs:
-		case <-t.C:
-		}
+		e.sleep(min(left, e.every))
 	}
+}
+
+// watch makes the watch of cgroup.events, once. An event only says when
+// to read the file again: the kernel notifies (IN_MODIFY) when populated
+// changes.
+func (e *EmptyWatch) watch() {
+	if e.tried {
+		return
+	}
+	e.tried = true
+	w, err := newWatcher()
+	if err != nil {
+		return
+	}
+	if w.Add(filepath.Join(e.path, "cgroup.events")) != nil {
+		w.Close()
+		return
+	}
+	e.w, e.events, e.errs, e.every = w, w.Events, w.Errors, emptyRecheck
+}
+
+// sleep waits for a notification or for d. A watch whose reader ended
+// (its channels closed) is given up for reading the file every emptyPoll.
+func (e *EmptyWatch) sleep(d time.Duration) {
+	if e.timer == nil {
+		e.timer = time.NewTimer(d)
+	} else {
+		e.timer.Reset(d) // Go 1.23 timers: Reset drops a stale tick
+	}
+	ok := true
+	select {
+	case _, ok = <-e.events: // a nil channel (no watch) never delivers
+	case _, ok = <-e.errs:
+	case <-e.timer.C:
+	}
+	if !ok {
+		e.events, e.errs, e.every = nil, nil, emptyPoll
+	}
+}
+
+// Close ends the watch, if one was made, and waits for fsnotify's reader
+// goroutine. The EmptyWatch is not used after.
+func (e *EmptyWatch) Close() {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	if e.w != nil {
+		e.w.Close()
+		e.w = nil
+	}
+}
+
+// WaitEmpty waits until no process runs in the cgroup or until deadline,
+// and reports whether it is empty; it is one wait of an EmptyWatch.
+func (c *Group) WaitEmpty(deadline time.Time) bool { return waitEmpty(c.path, deadline) }
+
+// waitEmpty is one wait of an EmptyWatch of the cgroup at path; a cgroup
+// that is empty already costs no watch.
+func waitEmpty(path string, deadline time.Time) bool {
+	e := watchEmpty(path)
+	defer e.Close()
+	return e.Wait(deadline)
 }
 
 // KillPatience is how long a cgroup killed with cgroup.kill is waited for

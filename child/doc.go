@@ -60,7 +60,11 @@
 //     and SIGKILL to those outside; it returns once the cgroup is empty,
 //     nothing of the tree runs outside it and the cgroup is removed. An
 //     orphan in a child's cgroup is that child's. No cgroup is left after a
-//     failed start or after Stop.
+//     failed start or after Stop. While it waits, a Stop holds one watch of
+//     the cgroup's cgroup.events (or none, reading the file, when none can
+//     be made), and scans /proc again only when the agent's children, the
+//     children being stopped or the child's group changed (see
+//     cgroupwait_linux.go).
 //   - A fork bomb of a child cannot end the agent: where a pids controller
 //     limits the agent, children get a pids budget below what it leaves
 //     (Reaper.LimitPids on cgroup v1, every child's cgroup on v2), and

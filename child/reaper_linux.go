@@ -27,6 +27,12 @@ type Reaper struct {
 	forking int               // forks under way: an unknown exited pid, or an unknown child in /proc, may be theirs
 	forked  *sync.Cond        // on mu: broadcast when a fork under way has registered its child
 	held    bool              // reap left an unknown pid for a fork under way
+	// gen counts what changes the children attribute weighs (see
+	// candidates): a child started, reaped, beginning or ending a Stop;
+	// an orphan reaped. A stop compares it to tell when to look again
+	// (see outsideSigns).
+	gen       uint64
+	changedCh chan struct{} // closed at the next change of gen (see nextChange), or nil
 
 	sigs  chan os.Signal
 	spawn *spawnThread // forks every child
@@ -128,6 +134,31 @@ func (r *Reaper) reapLoop() {
 	}
 }
 
+// changedLocked records, with r.mu held, a change of what attribute weighs
+// (see gen), and wakes those waiting for one (see nextChange).
+func (r *Reaper) changedLocked() {
+	r.gen++
+	if r.changedCh != nil {
+		close(r.changedCh)
+		r.changedCh = nil
+	}
+}
+
+// nextChange returns a channel that is closed at the next change of gen:
+// when the Reaper reaps a process, one it started or an orphan, a child
+// starts, or a Stop begins or ends. A stop that waits for the orphans of
+// its tree to go learns so of each that goes, since they are the agent's
+// children. Take it before looking at what it announces, so that no
+// change in between is missed.
+func (r *Reaper) nextChange() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changedCh == nil {
+		r.changedCh = make(chan struct{})
+	}
+	return r.changedCh
+}
+
 // reap collects every exited child; several exits may share one SIGCHLD.
 // It holds mu across each wait4: whoever holds mu and finds a started child
 // unreaped knows its pid (and so its group's id) still names it. mu is not
@@ -156,6 +187,7 @@ func (r *Reaper) reap() {
 		pid, err := unix.Wait4(target, &ws, unix.WNOHANG, nil)
 		var p *Process
 		if err == nil && pid > 0 {
+			r.changedLocked()
 			if p = r.running[pid]; p != nil {
 				delete(r.running, pid)
 				p.reaped = true

@@ -214,6 +214,7 @@ func (r *Reaper) fork(req spawnRequest) spawnResult {
 	if res.p != nil {
 		r.running[res.p.Pid] = res.p
 		r.live[res.p] = true
+		r.changedLocked()
 	}
 	again := r.held && r.forking == 0
 	if again {

@@ -89,11 +89,13 @@ func (r *Reaper) beginStop(p *Process) {
 	p.stops++
 	p.stopSeq = r.stops
 	r.live[p] = true
+	r.changedLocked()
 }
 
 func (r *Reaper) endStop(p *Process) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changedLocked()
 	if p.stops--; p.stops == 0 {
 		p.stopSeq = 0
 		p.adopted = nil

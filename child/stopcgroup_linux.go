@@ -23,89 +23,51 @@ import (
 func (r *Reaper) stopCgroup(p *Process, sig syscall.Signal, timeout, patience time.Duration) (st ExitStatus, killed bool) {
 	r.beginStop(p)
 	defer r.endStop(p)
-	cg := p.cg
 	if !r.cgroupDone(p) {
-		killAt := time.Now().Add(timeout)
-		ask := func(procs []proc) { r.ask(p, sig, procs) }
-		ask(r.cgroupTree(p))
-		r.waitMarked(p, killAt, func(until time.Time) bool { return r.waitCgroup(p, until, ask) })
-		if !r.cgroupDone(p) {
-			killed = true
-			if err := cg.Kill(); err != nil {
-				r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.Path(), "err", err)
-				r.signalTree(p, syscall.SIGKILL, r.cgroupTree)
-			} else {
-				r.signalTree(p, syscall.SIGKILL, r.outside)
-			}
-			kill := func(procs []proc) {
-				for _, q := range procs {
-					signalProc(q, syscall.SIGKILL)
-				}
-			}
-			if !r.waitCgroup(p, time.Now().Add(patience), kill) {
-				r.log.Warn("giving up on processes that survive cgroup.kill (uninterruptible sleep?)",
-					"pid", p.Pid, "cgroup", cg.Path(), "left", cg.Procs())
-			}
-		}
+		killed = r.stopCgroupTree(p, sig, time.Now().Add(timeout), patience)
 	}
-	cg.Remove()
+	p.cg.Remove()
 	if !r.exited(p) {
 		return ExitStatus{ws: unix.WaitStatus(syscall.SIGKILL)}, killed
 	}
 	return p.Status(), killed
 }
 
+// stopCgroupTree is stopCgroup's signals and waits, with one cgroupWait
+// for all of them; it reports whether it escalated at killAt.
+func (r *Reaper) stopCgroupTree(p *Process, sig syscall.Signal, killAt time.Time, patience time.Duration) (killed bool) {
+	w := r.newCgroupWait(p)
+	defer w.close()
+	ask := func(procs []proc) { r.ask(p, sig, procs) }
+	ask(r.cgroupTree(p))
+	r.waitMarked(p, killAt, func(until time.Time) bool { return w.wait(until, ask) })
+	if r.cgroupDone(p) {
+		return false
+	}
+	cg := p.cg
+	w.looked()
+	if err := cg.Kill(); err != nil {
+		r.log.Warn("cannot kill the cgroup; killing its tree", "cgroup", cg.Path(), "err", err)
+		r.signalTree(p, syscall.SIGKILL, r.cgroupTree)
+	} else {
+		r.signalTree(p, syscall.SIGKILL, r.outside)
+	}
+	kill := func(procs []proc) {
+		for _, q := range procs {
+			signalProc(q, syscall.SIGKILL)
+		}
+	}
+	if !w.wait(time.Now().Add(patience), kill) {
+		r.log.Warn("giving up on processes that survive cgroup.kill (uninterruptible sleep?)",
+			"pid", p.Pid, "cgroup", cg.Path(), "left", cg.Procs())
+	}
+	return true
+}
+
 // cgroupDone reports whether p was reaped and nothing of its tree is left:
 // its cgroup is empty and nothing of it runs outside (see outside).
 func (r *Reaper) cgroupDone(p *Process) bool {
 	return r.exited(p) && !p.cg.Populated() && len(r.outside(p)) == 0
-}
-
-// orphanCheck is how often a stop that waits for a cgroup to empty looks
-// for orphans of the child's tree that left it, when the agent has a child
-// that may be one (see mayHaveOrphans).
-const orphanCheck = 100 * time.Millisecond
-
-// waitCgroup waits until p's cgroup is empty, p reaped and nothing of its
-// tree left outside the cgroup, or deadline. What runs outside is looked
-// for every orphanCheck while the cgroup is not empty, every 10 ms after,
-// and handed to signal each time: a process that joins the tree
-// meanwhile, such as an orphan reparented to the agent, is asked too.
-func (r *Reaper) waitCgroup(p *Process, deadline time.Time, signal func([]proc)) bool {
-	for {
-		until := time.Now().Add(orphanCheck)
-		if until.After(deadline) {
-			until = deadline
-		}
-		if p.cg.WaitEmpty(until) {
-			break
-		}
-		if !time.Now().Before(deadline) {
-			return false
-		}
-		signal(r.outside(p))
-	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-		if !r.exited(p) {
-			return false
-		}
-	}
-	for {
-		left := r.outside(p)
-		if len(left) == 0 {
-			return !p.cg.Populated()
-		}
-		signal(left)
-		wait := min(time.Until(deadline), 10*time.Millisecond)
-		if wait <= 0 {
-			return false
-		}
-		time.Sleep(wait)
-	}
 }
 
 // cgroupProcList lists the live processes in cg and below it.

@@ -305,3 +305,40 @@ func TestCgroupEscapeeSessions(t *testing.T) {
 		t.Errorf("agent exited %d after TERM, want 0", code)
 	}
 }
+
+// An escapee that becomes an orphan during the stop: its parent, in the
+// child's cgroup and process group, lives until the stop signal ends it,
+// while the child catches TERM and stays until cgroup.kill. The stop finds
+// the escapee among the agent's children while it waits for the cgroup to
+// empty: it gets TERM once, then SIGKILL, and is reaped.
+func TestCgroupEscapeeMidStop(t *testing.T) {
+	cg := testCgroup(t)
+	checkLeaks(t, true)
+	dir := escapeeDir(t)
+	root := cgroupRoot(t)
+	a := startAgent(t, agentConfig{helper: "treereq", program: helperProgram("linger", dir, root),
+		flags: []string{"-cgroup", cg, "-stop-timeout", "1s", "-restart", "never"}})
+	e := escapee{dir: dir}
+	if !eventually(hangTimeout, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
+		e.pid, _ = strconv.Atoi(string(b))
+		return err == nil
+	}) {
+		t.Fatalf("no escapee in %s; agent's stderr:\n%s", dir, a.stderr())
+	}
+	st, err := readStat(e.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start = st.start
+	t.Cleanup(func() { e.kill() })
+	if st.ppid == a.pid || cgroupOf(t, e.pid) != root || st.session != e.pid {
+		t.Fatalf("the escapee %d has parent %d (agent %d), cgroup %s, session %d; the test needs a parent of its own, the root cgroup %s and a session of its own",
+			e.pid, st.ppid, a.pid, cgroupOf(t, e.pid), st.session, root)
+	}
+	if code := a.stop(); code != 128+int(syscall.SIGKILL) {
+		t.Errorf("agent exited %d after TERM, want %d (its child's status)", code, 128+int(syscall.SIGKILL))
+	}
+	e.requireEnded(t, "orphaned by the stop")
+	requireNoCgroups(t, cg, hangTimeout)
+}

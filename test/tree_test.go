@@ -22,6 +22,7 @@ import (
 func init() {
 	helpers["treereq"] = helperTreeRequest
 	helpers["treeorphanparent"] = helperTreeOrphanParent
+	helpers["treelingerparent"] = helperTreeLingerParent
 	helpers["treeorphan"] = helperTreeOrphan
 	helpers["treecount"] = helperTreeCount
 }
@@ -30,8 +31,22 @@ func init() {
 // treereq spawn DIR [CGROUP [stay]]: leave a setsid'ed orphan to the agent
 // (its parent exits at once; "treeorphan DIR [CGROUP [stay]]"), then wait
 // for DIR/gateA like "wait".
+// treereq linger DIR CGROUP: catch TERM and go on; start "treelingerparent
+// DIR CGROUP", which the stop signal makes leave its setsid'ed orphan to
+// the agent; then wait for DIR/gateA like "wait".
 func helperTreeRequest(args []string) int {
 	gate := args[1]
+	if args[0] == "linger" {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM) // a handler: the exec'd parent dies of TERM
+		c := exec.Command(self(), args[1:]...)
+		c.Env = append(os.Environ(), helperEnv+"=treelingerparent")
+		c.Stderr = os.Stderr
+		if err := c.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "treereq: %v\n", err)
+			return 2
+		}
+		gate = filepath.Join(args[1], "gateA")
+	}
 	if args[0] == "spawn" {
 		c := exec.Command(self(), args[1:]...)
 		c.Env = append(os.Environ(), helperEnv+"=treeorphanparent")
@@ -57,6 +72,20 @@ func helperTreeOrphanParent(args []string) int {
 		return 2
 	}
 	return 0
+}
+
+// treelingerparent DIR CGROUP: start "treeorphan DIR CGROUP stay" in a
+// session of its own, then run until a signal (the stop's TERM) ends it,
+// so that the orphan is reparented to the agent only then.
+func helperTreeLingerParent(args []string) int {
+	c := exec.Command(self(), args[0], args[1], "stay")
+	c.Env = append(os.Environ(), helperEnv+"=treeorphan")
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "treelingerparent: %v\n", err)
+		return 2
+	}
+	return waitFIFO(filepath.Join(args[0], "release")) // never written
 }
 
 // treeorphan DIR [CGROUP [stay]]: move itself into the cgroup v2 directory
