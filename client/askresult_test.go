@@ -59,8 +59,9 @@ func TestAskGivenUpWhileQueued(t *testing.T) {
 			w := c.openReply(q)
 			_, err := w.Write(protocol.AppendData(nil, q.ID, protocol.FrameAnswer, []byte("partial\n")))
 			require.NoError(t, err)
-			w.Close()
-			return func() {}
+			// Held open until the ask gave up: an agent that closed it
+			// first would race the cancel with "the agent went away".
+			return func() { w.Close() }
 		}, false},
 	} {
 		for _, kept := range []bool{false, true} {
