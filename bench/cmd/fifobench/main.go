@@ -3,7 +3,12 @@
 // Command fifobench measures fifobridge against what a user would otherwise
 // run, as a user's script sees it, side by side in one run.
 //
-//	go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out DIR]
+//	cd bench && go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out DIR]
+//
+// It is a module of its own (bench/go.mod), so that the fifobridge
+// module's go test ./... neither builds nor runs it; it measures the
+// fifobridge it builds from the parent directory (../cmd/fifobridge), or
+// -bin's.
 //
 // A single-threaded client (bench/client.c, compiled here; a Go one on a
 // locked thread without a C compiler) writes a line into DIR/in with one
@@ -72,7 +77,7 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	command := "go run ./cmd/fifobench"
+	command := "cd bench && go run ./cmd/fifobench"
 	for _, a := range os.Args[1:] {
 		command += " " + shellQuote(a)
 	}

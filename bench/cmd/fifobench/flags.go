@@ -22,7 +22,7 @@ var quick = map[string]string{
 func parseFlags(args []string) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("fifobench", flag.ContinueOnError)
-	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ./cmd/fifobridge)")
+	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ../cmd/fifobridge, the fifobridge module's)")
 	fs.StringVar(&cfg.before, "before", "", "another fifobridge binary, measured alongside as \"before\" in the round trip, throughput, start, exec, ask (the kept-open client) and docker parts")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round, in a rotated order")
 	only := fs.String("only", strings.Join(allParts, ","), "parts to run, comma-separated")
