@@ -3,9 +3,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +88,37 @@ func (t tree) waitGone(patience time.Duration) {
 		unix.Waitid(unix.P_PIDFD, fd, nil, unix.WEXITED|unix.WNOHANG, nil)
 		unix.Close(fd)
 	}
+}
+
+// lastExit waits until every process of t has exited (each pidfd polls
+// readable), without reaping any, and returns when the last was seen
+// to; after patience it returns an error, the processes left running.
+func (t tree) lastExit(patience time.Duration) (time.Time, error) {
+	left := slices.Clone(t)
+	deadline := time.Now().Add(patience)
+	for len(left) > 0 {
+		p := make([]unix.PollFd, len(left))
+		for i, fd := range left {
+			p[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		}
+		n, err := unix.Poll(p, int(max(time.Until(deadline), 0).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("poll pidfds: %w", err)
+		}
+		if n == 0 {
+			return time.Time{}, fmt.Errorf("%d processes still running after %v", len(left), patience)
+		}
+		left = left[:0]
+		for _, q := range p {
+			if q.Revents == 0 {
+				left = append(left, int(q.Fd))
+			}
+		}
+	}
+	return time.Now(), nil
 }
 
 // cpuTime is the CPU time pid's threads have used, from their schedstat

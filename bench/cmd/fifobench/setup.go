@@ -38,7 +38,7 @@ type bench struct {
 
 // optionalTools are the contenders and helpers a run goes without, with a
 // note, when they are missing.
-var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static", "python3"}
+var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static", "python3", "bash", "tmux"}
 
 // setup builds and finds everything the run needs, in work.
 func setup(cfg config, work string) (*bench, error) {
