@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,31 +93,51 @@ func (t tree) waitGone(patience time.Duration) {
 // readable), without reaping any, and returns when the last was seen
 // to; after patience it returns an error, the processes left running.
 func (t tree) lastExit(patience time.Duration) (time.Time, error) {
-	left := slices.Clone(t)
-	deadline := time.Now().Add(patience)
-	for len(left) > 0 {
-		p := make([]unix.PollFd, len(left))
-		for i, fd := range left {
-			p[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	at, err := lastExits(patience, t)
+	return at[0], err
+}
+
+// lastExits is lastExit of each of groups, all watched at once: when the
+// last process of each was seen to exit.
+func lastExits(patience time.Duration, groups ...tree) ([]time.Time, error) {
+	at := make([]time.Time, len(groups))
+	var p []unix.PollFd
+	var group []int // the group of each of p
+	for g, t := range groups {
+		for _, fd := range t {
+			p = append(p, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			group = append(group, g)
 		}
+	}
+	deadline := time.Now().Add(patience)
+	for len(p) > 0 {
 		n, err := unix.Poll(p, int(max(time.Until(deadline), 0).Milliseconds()))
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return time.Time{}, fmt.Errorf("poll pidfds: %w", err)
+			return at, fmt.Errorf("poll pidfds: %w", err)
 		}
 		if n == 0 {
-			return time.Time{}, fmt.Errorf("%d processes still running after %v", len(left), patience)
+			return at, fmt.Errorf("%d processes still running after %v", len(p), patience)
 		}
-		left = left[:0]
-		for _, q := range p {
+		now := time.Now()
+		left, leftGroup := p[:0], group[:0]
+		for i, q := range p {
 			if q.Revents == 0 {
-				left = append(left, int(q.Fd))
+				left, leftGroup = append(left, unix.PollFd{Fd: q.Fd, Events: unix.POLLIN}), append(leftGroup, group[i])
+			} else {
+				at[group[i]] = now
 			}
 		}
+		p, group = left, leftGroup
 	}
-	return time.Now(), nil
+	for g := range at {
+		if at[g].IsZero() {
+			at[g] = time.Now() // a group of none
+		}
+	}
+	return at, nil
 }
 
 // cpuTime is the CPU time pid's threads have used, from their schedstat

@@ -155,10 +155,6 @@ func (s *tmuxSide) stop() (stopTimes, error) {
 	if _, err := s.run("kill-server"); err != nil {
 		return stopTimes{}, err
 	}
-	server, err := tree{s.pidfd}.lastExit(scaleStopPatience)
-	if err != nil {
-		return stopTimes{}, err
-	}
-	last, err := kids.lastExit(scaleStopPatience)
-	return stopTimes{process: server.Sub(begin), kids: last.Sub(begin)}, err
+	at, err := lastExits(scaleStopPatience, tree{s.pidfd}, kids)
+	return stopTimes{process: at[0].Sub(begin), kids: at[1].Sub(begin)}, err
 }
