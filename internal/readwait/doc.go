@@ -116,8 +116,8 @@
 // (OffEnv), read once at start, turns it off: NewProbe fails with ErrOff,
 // and every prompt waits -settle, as where the agent cannot see. The
 // benchmarks of this package measure a probe's cost and how soon after its
-// prompt a REPL is seen waiting; cmd/fifobench's ask part measures turns
-// (docs/bench.md).
+// prompt a REPL is seen waiting; bench/cmd/fifobench's ask part measures
+// turns (docs/bench.md).
 //
 // It does not wait for anything itself, and does not decide when a turn
 // ends: the turn tracker does.

@@ -18,7 +18,8 @@ import (
 type bench struct {
 	config
 	work       string
-	root       string            // the module's directory, with bench/ and cmd/
+	root       string            // the bench module's directory (bench/), with its C and Go helpers
+	product    string            // the fifobridge module's directory, root's parent
 	bin        string            // the fifobridge binary under test
 	before     string            // -before's binary, absolute; "" for none
 	execloop   string            // bench/execloop, execrate's baseline
@@ -37,7 +38,7 @@ type bench struct {
 
 // optionalTools are the contenders and helpers a run goes without, with a
 // note, when they are missing.
-var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static", "python3"}
+var optionalTools = []string{"socat", "tini", "dumb-init", "catatonit", "strace", "taskset", "docker", "busybox", "tini-static", "python3", "bash", "tmux"}
 
 // setup builds and finds everything the run needs, in work.
 func setup(cfg config, work string) (*bench, error) {
@@ -48,9 +49,10 @@ func setup(cfg config, work string) (*bench, error) {
 		return nil, fmt.Errorf("become a child subreaper: %w", err)
 	}
 	var err error
-	if b.root, err = moduleRoot(); err != nil {
+	if b.root, err = benchRoot(); err != nil {
 		return nil, err
 	}
+	b.product = filepath.Dir(b.root)
 	for _, t := range append([]string{"true", "cat", "sh", "stty", "env"}, optionalTools...) {
 		if p, err := exec.LookPath(t); err == nil {
 			b.tools[t] = p
@@ -65,7 +67,7 @@ func setup(cfg config, work string) (*bench, error) {
 	}
 	if b.bin = cfg.bin; b.bin == "" {
 		b.bin = filepath.Join(work, "fifobridge")
-		if err := b.goBuild("./cmd/fifobridge", b.bin); err != nil {
+		if err := goBuild(b.product, "./cmd/fifobridge", b.bin); err != nil {
 			return nil, err
 		}
 	}
@@ -78,11 +80,11 @@ func setup(cfg config, work string) (*bench, error) {
 		}
 	}
 	b.goinit = filepath.Join(work, "goinit")
-	if err := b.goBuild("./bench/goinit", b.goinit); err != nil {
+	if err := goBuild(b.root, "./goinit", b.goinit); err != nil {
 		return nil, err
 	}
 	b.execloop = filepath.Join(work, "execloop")
-	if err := b.goBuild("./bench/execloop", b.execloop); err != nil {
+	if err := goBuild(b.root, "./execloop", b.execloop); err != nil {
 		return nil, err
 	}
 	return b, b.setupClient()
@@ -139,18 +141,18 @@ func findCC() string {
 }
 
 func (b *bench) compile(cc, src, out string) error {
-	cmd := exec.Command(cc, "-O2", "-o", out, filepath.Join(b.root, "bench", src))
+	cmd := exec.Command(cc, "-O2", "-o", out, filepath.Join(b.root, src))
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("compile bench/%s: %w\n%s", src, err, msg)
 	}
 	return nil
 }
 
-// goBuild builds the package pkg of the module, statically, into out, with
-// the go command in $PATH (`go run` puts its own first there).
-func (b *bench) goBuild(pkg, out string) error {
+// goBuild builds the package pkg of the module in dir, statically, into
+// out, with the go command in $PATH (`go run` puts its own first there).
+func goBuild(dir, pkg, out string) error {
 	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = b.root
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
@@ -158,25 +160,38 @@ func (b *bench) goBuild(pkg, out string) error {
 	return nil
 }
 
-// moduleRoot is the nearest directory up from the working directory that
-// has bench/client.c and a go.mod.
-func moduleRoot() (string, error) {
+// benchRoot is the bench module's directory: the nearest directory up
+// from the working directory that has client.c and a go.mod, and whose
+// parent has the fifobridge module's cmd/fifobridge. From the fifobridge
+// module's own directory it is its bench/.
+func benchRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "bench", "client.c")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				return dir, nil
+		for _, d := range []string{filepath.Join(dir, "bench"), dir} {
+			if isBenchRoot(d) {
+				return d, nil
 			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("run fifobench inside the fifobridge module (no bench/client.c above the working directory)")
+			return "", errors.New("run fifobench inside the fifobridge repository (no bench/client.c and bench/go.mod above the working directory)")
 		}
 		dir = parent
 	}
+}
+
+// isBenchRoot says whether dir has client.c and go.mod, and its parent
+// cmd/fifobridge.
+func isBenchRoot(dir string) bool {
+	for _, p := range []string{filepath.Join(dir, "client.c"), filepath.Join(dir, "go.mod"), filepath.Join(filepath.Dir(dir), "cmd", "fifobridge")} {
+		if _, err := os.Stat(p); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // missing says which optional tools were not found, for the notes.

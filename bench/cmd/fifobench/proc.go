@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,57 @@ func (t tree) waitGone(patience time.Duration) {
 		unix.Waitid(unix.P_PIDFD, fd, nil, unix.WEXITED|unix.WNOHANG, nil)
 		unix.Close(fd)
 	}
+}
+
+// lastExit waits until every process of t has exited (each pidfd polls
+// readable), without reaping any, and returns when the last was seen
+// to; after patience it returns an error, the processes left running.
+func (t tree) lastExit(patience time.Duration) (time.Time, error) {
+	at, err := lastExits(patience, t)
+	return at[0], err
+}
+
+// lastExits is lastExit of each of groups, all watched at once: when the
+// last process of each was seen to exit.
+func lastExits(patience time.Duration, groups ...tree) ([]time.Time, error) {
+	at := make([]time.Time, len(groups))
+	var p []unix.PollFd
+	var group []int // the group of each of p
+	for g, t := range groups {
+		for _, fd := range t {
+			p = append(p, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			group = append(group, g)
+		}
+	}
+	deadline := time.Now().Add(patience)
+	for len(p) > 0 {
+		n, err := unix.Poll(p, int(max(time.Until(deadline), 0).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return at, fmt.Errorf("poll pidfds: %w", err)
+		}
+		if n == 0 {
+			return at, fmt.Errorf("%d processes still running after %v", len(p), patience)
+		}
+		now := time.Now()
+		left, leftGroup := p[:0], group[:0]
+		for i, q := range p {
+			if q.Revents == 0 {
+				left, leftGroup = append(left, unix.PollFd{Fd: q.Fd, Events: unix.POLLIN}), append(leftGroup, group[i])
+			} else {
+				at[group[i]] = now
+			}
+		}
+		p, group = left, leftGroup
+	}
+	for g := range at {
+		if at[g].IsZero() {
+			at[g] = time.Now() // a group of none
+		}
+	}
+	return at, nil
 }
 
 // cpuTime is the CPU time pid's threads have used, from their schedstat

@@ -18,6 +18,7 @@ type results struct {
 	// Measured once per run, not per round.
 	stall    *stallResult
 	syscalls []syscallCount
+	scaleNs  []int // the scale part's session counts, once it ran
 }
 
 type key struct{ metric, who string }

@@ -99,6 +99,7 @@ var contenders = map[string]contender{
 	askSendCat:       {name: askSendCat, argv: runArgv(askSendCat, catExecArgs)},
 	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
 	sessBridge:       {name: sessBridge, argv: runArgv(sessBridge, sessArgs)},
+	scaleBridge:      {name: scaleBridge, argv: runArgv(scaleBridge, scaleArgs)},
 	execLoop: {name: execLoop, argv: func(b *bench, _, in, _ string) []string {
 		return []string{b.execloop, in, b.tools["true"]}
 	}},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,12 +18,13 @@ import (
 var quick = map[string]string{
 	"rounds": "2", "pings": "300", "size": "32", "spawns": "30",
 	"requests": "100", "asks": "20", "docker-runs": "3", "sessions": "10", "idle": "2s", "stall": "5000", "strace": "300",
+	"scale": "1,10", "scale-idle": "2s", "scale-tries": "3", "scale-cycles": "10",
 }
 
 func parseFlags(args []string) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("fifobench", flag.ContinueOnError)
-	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ./cmd/fifobridge)")
+	fs.StringVar(&cfg.bin, "bin", "", "fifobridge binary to measure (default: build ../cmd/fifobridge, the fifobridge module's)")
 	fs.StringVar(&cfg.before, "before", "", "another fifobridge binary, measured alongside as \"before\" in the round trip, throughput, start, exec, ask (the kept-open client) and docker parts")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; every contender runs once per round, in a rotated order")
 	only := fs.String("only", strings.Join(allParts, ","), "parts to run, comma-separated")
@@ -33,6 +35,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.asks, "asks", 100, "questions print(1) to python3 per contender and round (the ask part)")
 	fs.IntVar(&cfg.dockerRuns, "docker-runs", 10, "docker runs, sends and docker execs per contender and round")
 	fs.IntVar(&cfg.sessionCycles, "sessions", 50, "open, ask and close cycles of a shell per contender and round (the sessions part)")
+	scale := fs.String("scale", "1,10,50,100", "session counts of the scale part, comma-separated")
+	fs.DurationVar(&cfg.scaleIdle, "scale-idle", 5*time.Second, "length of the scale part's idle measurement at each count")
+	fs.IntVar(&cfg.scaleTries, "scale-tries", 5, "opens, lss, asks and closes at each count of the scale part (their median)")
+	fs.IntVar(&cfg.scaleCycles, "scale-cycles", 20, "whole cycles of a bash session per contender and round (the scale part)")
 	fs.DurationVar(&cfg.idle, "idle", 10*time.Second, "length of each idle measurement")
 	fs.IntVar(&cfg.stall, "stall", 100000, "round trips under load, once per run (0: none)")
 	fs.IntVar(&cfg.straceN, "strace", 2000, "round trips counted under strace, once per run (0: none)")
@@ -40,7 +46,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.cpu, "cpu", 0, "the CPU of the pinned placement")
 	fs.StringVar(&cfg.out, "out", "", "directory for bench.md and bench.svg, which must not exist there yet (default: a new temporary directory)")
 	isQuick := fs.Bool("quick", false, "smaller counts for a quick look: "+quickText())
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -55,6 +62,9 @@ func parseFlags(args []string) (config, error) {
 			}
 		}
 	}
+	if cfg.scaleNs, err = parseCounts(*scale); err != nil {
+		return cfg, fmt.Errorf("-scale: %w", err)
+	}
 	cfg.only = strings.Split(*only, ",")
 	for _, p := range cfg.only {
 		if !slices.Contains(allParts, p) {
@@ -67,15 +77,31 @@ func parseFlags(args []string) (config, error) {
 	if cfg.rounds < 1 || cfg.pings < 1 || cfg.sizeMiB < 1 || cfg.spawns < 1 || cfg.requests < 1 || cfg.asks < 1 || cfg.dockerRuns < 1 || cfg.sessionCycles < 1 || cfg.idle < time.Second {
 		return cfg, fmt.Errorf("-rounds, -pings, -size, -spawns, -requests, -asks, -docker-runs and -sessions must be positive, -idle at least 1s")
 	}
+	if cfg.scaleTries < 1 || cfg.scaleCycles < 1 || cfg.scaleIdle < time.Second {
+		return cfg, fmt.Errorf("-scale-tries and -scale-cycles must be positive, -scale-idle at least 1s")
+	}
 	return cfg, nil
 }
 
 func quickText() string {
 	var s []string
-	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "asks", "docker-runs", "sessions", "idle", "stall", "strace"} {
+	for _, name := range []string{"rounds", "pings", "size", "spawns", "requests", "asks", "docker-runs", "sessions", "scale", "scale-idle", "scale-tries", "scale-cycles", "idle", "stall", "strace"} {
 		s = append(s, "-"+name+" "+quick[name])
 	}
 	return strings.Join(s, " ")
+}
+
+// parseCounts parses a comma-separated list of positive session counts.
+func parseCounts(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("want positive counts, comma-separated, not %q", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }
 
 // machineLine says what the numbers were measured on.

@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 func tiny(client string) config {
 	return config{
 		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1, sessionCycles: 2,
+		scaleNs: []int{2}, scaleIdle: 200 * time.Millisecond, scaleTries: 2, scaleCycles: 2,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
 }
@@ -116,7 +117,7 @@ func TestRun(t *testing.T) {
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Before and after", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Sessions at scale", "Before and after", "fifobridge at rest", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}
@@ -242,9 +243,46 @@ func TestPTYCycle(t *testing.T) {
 	b, err := setup(tiny("go"), t.TempDir())
 	require.NoError(t, err)
 	fds := leakcheck.FDs(t)
-	got, err := ptyCycle(b.sessShell(), []string{"PS1=" + sessPrompt, "TERM=dumb"})
+	got, err := ptyCycle(b.sessShell(), []string{"PS1=" + sessPrompt, "TERM=dumb"}, sessCommand, sessAnswer)
 	require.NoError(t, err)
 	require.Equal(t, sessAnswer, got)
 	requireClean(t, fds)
 	require.Equal(t, "$ x\r\n$ ", stripCSI([]byte("$ \x1b[6nx\r\n\x1b[1;31m$ \x1b[")))
+}
+
+// TestScale runs the scale part with two sessions on each contender this
+// machine has (tmux only where it is installed: a note says so
+// otherwise), every answer checked, and checks that it has every figure
+// and left nothing behind: no process, no descriptor.
+func TestScale(t *testing.T) {
+	b, err := setup(tiny("go"), t.TempDir())
+	require.NoError(t, err)
+	require.NotEmpty(t, b.tools["bash"], "bash is needed")
+	fds := leakcheck.FDs(t)
+	r := newResults()
+	require.NoError(t, scalePart(b, 0, r))
+	requireClean(t, fds)
+	sides, cycles := []string{scaleBridge}, []string{cycFloor, cycBridge}
+	if b.tools["tmux"] != "" {
+		sides, cycles = append(sides, scaleTmux), append(cycles, cycTmux)
+	} else {
+		require.Contains(t, r.notes, "sessions at scale: tmux is not installed, fifobridge is measured alone")
+	}
+	for _, who := range sides {
+		for _, kind := range scaleKinds {
+			_, ok := r.get(scaleMetric(kind, 2), who)
+			require.True(t, ok, "no %s figure for %s", scaleMetric(kind, 2), who)
+		}
+		for _, kind := range []string{scaleRSS, scaleFDTotal, scaleCPU} {
+			_, ok := r.get(scaleMetric(kind, 0), who)
+			require.True(t, ok, "no %s figure for %s", scaleMetric(kind, 0), who)
+		}
+		s, _ := r.get(scaleMetric(scaleFDs, 2), who)
+		require.Positive(t, s.med, "%s holds a descriptor or more per session", who)
+	}
+	require.ElementsMatch(t, cycles, r.whos(cycP50Metric))
+	report := r.report(b.placements())
+	require.Contains(t, report, "Sessions at scale")
+	require.Contains(t, report, "A bash session's whole cycle")
+	require.Contains(t, report, "2 sessions idle: ≤ 100 kB of the agent's memory each")
 }

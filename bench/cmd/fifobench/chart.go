@@ -35,6 +35,7 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 		chartGroup{"docker run --rm of true, vs tini", dockerRunMetric, dockerTini, 1.1},
 		chartGroup{"one request into a running container, vs docker exec", dockerReqMetric, dockerExecName, 0},
 		chartGroup{"a shell on a terminal: open, one ask, close, vs docker exec -it", sessP50Metric, sessExec, 0},
+		chartGroup{"a bash session: open, one ask, close, vs tmux", cycP50Metric, cycTmux, 1},
 	)
 }
 

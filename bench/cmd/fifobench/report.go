@@ -23,6 +23,8 @@ func (r *results) report(pls []placement) string {
 	r.compareTable(&b, "`docker run --rm` of `true` (p50 of the runs, ms)", dockerRunMetric, dockerTini, "vs tini")
 	r.compareTable(&b, "One request of `true` into a running container, from the host (p50, ms)", dockerReqMetric, dockerExecName, "vs docker exec")
 	r.sessionTable(&b)
+	r.scaleTable(&b)
+	r.cycleTable(&b)
 	r.beforeAfterTable(&b)
 	r.idleTable(&b)
 	r.stallTable(&b)
@@ -152,7 +154,7 @@ func (r *results) targetTable(b *strings.Builder, pls []placement) {
 	if len(vs) == 0 {
 		return
 	}
-	b.WriteString("Targets (issues 14, 20 and 27; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	b.WriteString("Targets (issues 14, 20, 27 and 33; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
 	for _, v := range vs {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", v.target, v.measured, v.mark())
 	}

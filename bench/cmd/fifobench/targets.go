@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// verdict is one target of issues 14, 20 and 27 and how fifobridge did, from the
+// verdict is one target of issues 14, 20, 27 and 33 and how fifobridge did, from the
 // medians over the rounds.
 type verdict struct {
 	target   string
@@ -99,6 +99,7 @@ func (r *results) verdicts(pls []placement) []verdict {
 		r.below("one line per second: < 1% of a core", lineCPUMetric, 1, " %"),
 		r.below("idle RSS ≤ 5 MiB", idleRSSMetric, 5.0001, " MiB"),
 	)
+	vs = append(vs, r.scaleVerdicts()...)
 	if s := r.stall; s != nil {
 		vs = append(vs, verdict{
 			target:   fmt.Sprintf("no round trip over 1 s in %d under two busy loops", s.n),

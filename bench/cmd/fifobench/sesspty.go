@@ -96,39 +96,40 @@ func (p *ptyShell) end() error {
 }
 
 // ptyCycle is one cycle of a shell on the harness's terminal: argv
-// started, its first prompt read, sessCommand typed and read up to the
-// next prompt, exit typed and the shell waited for. It returns the
-// command's answer (the text between its echo and the prompt, with the
-// terminal's \r\n as \n).
-func ptyCycle(argv, env []string) (string, error) {
+// started, its first prompt read, command typed and read up to the next
+// prompt, exit typed and the shell waited for. It returns the command's
+// answer, when it is answer (a line, "\n" ended): the text between its
+// echo and the prompt, with the terminal's \r\n as \n.
+func ptyCycle(argv, env []string, command, answer string) (string, error) {
 	p, err := startPTY(argv, env)
 	if err != nil {
 		return "", err
 	}
-	answer, err := p.exchange()
+	answer, err = p.exchange(command, answer)
 	if eerr := p.end(); err == nil {
 		err = eerr
 	}
 	return answer, err
 }
 
-// exchange reads the first prompt, types sessCommand and reads its
-// answer up to the next prompt.
-func (p *ptyShell) exchange() (string, error) {
+// exchange reads the first prompt, types command and reads its answer,
+// which must be answer, up to the next prompt.
+func (p *ptyShell) exchange(command, answer string) (string, error) {
 	if _, err := p.readTo(sessPrompt); err != nil {
 		return "", err
 	}
-	if err := p.typeIn(sessCommand + "\n"); err != nil {
+	if err := p.typeIn(command + "\n"); err != nil {
 		return "", err
 	}
-	echo := sessCommand + "\r\n"
-	got, err := p.readTo(sessAnswerTTY + sessPrompt)
+	echo := command + "\r\n"
+	answerTTY := strings.TrimSuffix(answer, "\n") + "\r\n"
+	got, err := p.readTo(answerTTY + sessPrompt)
 	if err != nil {
 		return "", err
 	}
 	// Line editing may redraw the prompt and the line before its echo ends.
 	if !strings.HasSuffix(got, echo) {
-		return "", fmt.Errorf("the terminal gave %q, want the echo and the answer", got+sessAnswerTTY)
+		return "", fmt.Errorf("the terminal gave %q, want the echo and the answer", got+answerTTY)
 	}
-	return sessAnswer, nil
+	return answer, nil
 }

@@ -3,7 +3,12 @@
 // Command fifobench measures fifobridge against what a user would otherwise
 // run, as a user's script sees it, side by side in one run.
 //
-//	go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out DIR]
+//	cd bench && go run ./cmd/fifobench [-rounds 5] [-only parts] [-quick] [-out DIR]
+//
+// It is a module of its own (bench/go.mod), so that the fifobridge
+// module's go test ./... neither builds nor runs it; it measures the
+// fifobridge it builds from the parent directory (../cmd/fifobridge), or
+// -bin's.
 //
 // A single-threaded client (bench/client.c, compiled here; a Go one on a
 // locked thread without a C compiler) writes a line into DIR/in with one
@@ -16,7 +21,9 @@
 // to python3 -i and a kept-open client.Asker with python3 -i on pipes,
 // pexpect's replwrap, `send` to an exec-mode cat and an exec-mode
 // python3 -c; a session's open, ask and close with `docker exec -it` and
-// a shell on the harness's own terminal.
+// a shell on the harness's own terminal; 1 to 100 bash sessions open at
+// once on one agent and on one tmux server, and a whole session's cycle
+// against tmux's.
 // Contenders alternate within every round, and the tables give the median
 // over the rounds with the smallest and largest round. It prints Markdown and
 // writes bench.md and bench.svg into -out, or into a new temporary
@@ -45,6 +52,10 @@ type config struct {
 	asks          int           // questions to python3 per contender and round
 	dockerRuns    int           // docker runs and execs per contender and round
 	sessionCycles int           // open-ask-close cycles per contender and round
+	scaleNs       []int         // the scale part's session counts
+	scaleIdle     time.Duration // the scale part's idle measurement, at each count
+	scaleTries    int           // the scale part's opens, lss, asks and closes at each count
+	scaleCycles   int           // the scale part's whole cycles per contender and round
 	idle          time.Duration // each idle measurement
 	stall         int           // round trips under load, once; 0 for none
 	straceN       int           // round trips under strace, once; 0 for none
@@ -58,10 +69,10 @@ type config struct {
 var (
 	perRound = map[string]func(*bench, int, *results) error{
 		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
-		"execrate": execRate, "ask": askPart, "docker": dockerPart, "sessions": sessionsPart, "idle": idle,
+		"execrate": execRate, "ask": askPart, "docker": dockerPart, "sessions": sessionsPart, "scale": scalePart, "idle": idle,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "scale", "idle", "stall", "syscalls"}
 )
 
 func main() {
@@ -72,7 +83,7 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	command := "go run ./cmd/fifobench"
+	command := "cd bench && go run ./cmd/fifobench"
 	for _, a := range os.Args[1:] {
 		command += " " + shellQuote(a)
 	}

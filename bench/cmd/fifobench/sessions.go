@@ -20,7 +20,6 @@ const (
 	sessName      = "bench"
 	sessCommand   = "echo x"
 	sessAnswer    = "x\n"
-	sessAnswerTTY = "x\r\n"
 	sessPrompt    = "$ "
 	sessRegex     = `^\$ $`
 )
@@ -82,18 +81,24 @@ func sessionsPart(b *bench, round int, r *results) error {
 // sessionRuns runs contender name's cycle once uncounted, then
 // b.sessionCycles times, each answer checked, and returns each cycle's
 // time in ms.
-func (b *bench) sessionRuns(name string, ctr *sessContainer) (ms []float64, err error) {
+func (b *bench) sessionRuns(name string, ctr *sessContainer) ([]float64, error) {
 	c, err := b.newCycler(name, ctr)
 	if err != nil {
 		return nil, err
 	}
+	return runCycles(c, b.sessionCycles)
+}
+
+// runCycles asks c once uncounted, then n times, each answer checked,
+// closes c, and returns each ask's time in ms.
+func runCycles(c *asker, n int) (ms []float64, err error) {
 	defer func() {
 		if cerr := c.close(); err == nil {
 			err = cerr
 		}
 	}()
-	ms = make([]float64, 0, b.sessionCycles)
-	for i := -1; i < b.sessionCycles; i++ {
+	ms = make([]float64, 0, n)
+	for i := -1; i < n; i++ {
 		got, took, err := c.ask()
 		if err != nil {
 			return nil, err
@@ -114,17 +119,17 @@ func (b *bench) newCycler(name string, ctr *sessContainer) (*asker, error) {
 	env := []string{"PS1=" + sessPrompt, "TERM=dumb"}
 	switch name {
 	case sessFloor:
-		cycle := func() (string, error) { return ptyCycle(b.sessShell(), env) }
+		cycle := func() (string, error) { return ptyCycle(b.sessShell(), env, sessCommand, sessAnswer) }
 		return &asker{ask: harnessTimed(cycle), want: sessAnswer, close: none}, nil
 	case sessExec:
 		argv := []string{b.tools["docker"], "exec", "-it", "-e", "PS1=" + sessPrompt, "-e", "TERM=dumb", ctr.name, imageShell, "-i"}
-		cycle := func() (string, error) { return ptyCycle(argv, nil) }
+		cycle := func() (string, error) { return ptyCycle(argv, nil, sessCommand, sessAnswer) }
 		return &asker{ask: harnessTimed(cycle), want: sessAnswer, close: none}, nil
 	case sessInDocker:
 		if err := b.awaitSessions(ctr.dir); err != nil {
 			return nil, err
 		}
-		return &asker{ask: harnessTimed(b.cliCycle(ctr.dir)), want: sessAnswer, close: none}, nil
+		return &asker{ask: harnessTimed(b.cliCycle(ctr.dir, sessCommand)), want: sessAnswer, close: none}, nil
 	}
 	rn, err := b.start(sessBridge, unpinned)
 	if err != nil {
@@ -135,7 +140,7 @@ func (b *bench) newCycler(name string, ctr *sessContainer) (*asker, error) {
 		rn.stop()
 		return nil, err
 	}
-	return &asker{ask: harnessTimed(b.cliCycle(dir)), want: sessAnswer, close: rn.stop}, nil
+	return &asker{ask: harnessTimed(b.cliCycle(dir, sessCommand)), want: sessAnswer, close: rn.stop}, nil
 }
 
 // awaitSessions waits until a sessions agent serves dir (health -wait:
@@ -154,13 +159,14 @@ func (b *bench) awaitSessions(dir string) error {
 }
 
 // cliCycle is fifobridge's cycle on the sessions agent of dir, as a
-// script runs it: open (which returns at the first prompt), ask, close.
-func (b *bench) cliCycle(dir string) func() (string, error) {
+// script runs it: open (which returns at the first prompt), ask command,
+// close.
+func (b *bench) cliCycle(dir, command string) func() (string, error) {
 	return func() (string, error) {
 		if _, err := output([]string{b.bin, "open", "-dir", dir, sessName}); err != nil {
 			return "", err
 		}
-		got, err := output([]string{b.bin, "ask", "-dir", dir, "-session", sessName, sessCommand})
+		got, err := output([]string{b.bin, "ask", "-dir", dir, "-session", sessName, command})
 		if _, cerr := output([]string{b.bin, "close", "-dir", dir, sessName}); err == nil {
 			err = cerr
 		}
