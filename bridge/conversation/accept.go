@@ -126,9 +126,7 @@ func (c *Conversation) accept(line []byte, err error) {
 		c.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
 		return
 	}
-	c.mu.Lock()
-	reply, rerr := c.openReply(req.Reply)
-	c.mu.Unlock()
+	reply, rerr := c.kept.open(req.Reply)
 	if rerr != nil {
 		c.cfg.Log.Warn("ask not answered: its reply fifo cannot be opened", "id", req.ID, "err", rerr)
 		if !answer.NotAReply(rerr) {

@@ -69,7 +69,7 @@ func (c *Conversation) serveAsker(a *asker) {
 		a.w.Close()
 		c.mu.Lock()
 		if a.failed == nil && !a.gone.Load() {
-			c.keep(a.reply) // for the asker's next ask
+			c.kept.keep(a.reply) // for the asker's next ask
 		} else {
 			a.reply.Close()
 		}

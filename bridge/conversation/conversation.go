@@ -26,6 +26,7 @@ type Conversation struct {
 	cfg    *Config
 	child  Child
 	rule   *bound.Rule // how long writes to an asker wait
+	kept   *keptReply  // the last asker's reply FIFO, kept for its next ask (own lock)
 	script *transcript
 	input  inputs // the turns' input and typed interrupts, in order
 
@@ -47,13 +48,12 @@ type Conversation struct {
 	children uint64        // children started: the running one's number
 	outputs  uint64        // calls of the tracker's Output: what it saw
 	queue    *bound.Queue[*waiting]
-	cur      *asker      // the turn in progress, or nil
-	last     *asker      // the turn just ended, while its frames are written, or nil
-	kept     *fifo.Reply // the last asker's reply FIFO, kept for its next ask (kept.go), or nil
-	stopping bool        // a stop began: the child's output is no longer held up
-	ended    error       // set when no child will answer again: asks get this
-	unready  unready     // when the child last stopped being ready outside a turn
-	scratch  []byte      // one call's answer
+	cur      *asker  // the turn in progress, or nil
+	last     *asker  // the turn just ended, while its frames are written, or nil
+	stopping bool    // a stop began: the child's output is no longer held up
+	ended    error   // set when no child will answer again: asks get this
+	unready  unready // when the child last stopped being ready outside a turn
+	scratch  []byte  // one call's answer
 
 	answered, timedOut, incomplete uint64
 }
@@ -62,6 +62,7 @@ type Conversation struct {
 // sink, the output FIFO, as its transcript. Start serves it.
 func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
 	c := &Conversation{cfg: cfg, child: child, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
+		kept: &keptReply{replies: cfg.Replies},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopFollow: func() {}, stopAfter: func() bool { return false },
 		queue: bound.NewQueue[*waiting](MaxQueued)}
 	c.room.L = &c.mu
@@ -87,6 +88,7 @@ func (c *Conversation) stopBegins() {
 	c.rule.Stop()
 	c.mu.Lock()
 	c.stopping = true
+	c.kept.refuse()
 	c.room.Broadcast()
 	c.mu.Unlock()
 }
@@ -103,7 +105,7 @@ func (c *Conversation) Stop() {
 			c.finish(errorFrame(a.req.ID, errStopping))
 		}
 		c.endAll(errStopping)
-		c.dropKept()
+		c.kept.drop()
 		c.room.Broadcast()
 		c.mu.Unlock()
 		close(c.quit)

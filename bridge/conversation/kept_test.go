@@ -21,9 +21,9 @@ func (h *harness) waitKept(name string) *fifo.Reply {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		h.c.mu.Lock()
-		k := h.c.kept
-		h.c.mu.Unlock()
+		h.c.kept.mu.Lock()
+		k := h.c.kept.reply
+		h.c.kept.mu.Unlock()
 		if k != nil && k.Name() == name {
 			return k
 		}
@@ -109,7 +109,7 @@ func TestKeptReplyReaderGone(t *testing.T) {
 	a.keep = nil
 	h.send(a, "two", nil)
 	h.noInput(300 * time.Millisecond)
-	h.c.mu.Lock()
-	require.Nil(t, h.c.kept, "a reply fifo nobody reads, kept")
-	h.c.mu.Unlock()
+	h.c.kept.mu.Lock()
+	require.Nil(t, h.c.kept.reply, "a reply fifo nobody reads, kept")
+	h.c.kept.mu.Unlock()
 }

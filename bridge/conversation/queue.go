@@ -57,7 +57,7 @@ func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept 
 // FIFO cannot be used; such an ask is dropped, and the child never sees
 // it.
 func (c *Conversation) open(w *waiting) *asker {
-	reply, err := c.openReply(w.req.Reply)
+	reply, err := c.kept.open(w.req.Reply)
 	switch {
 	case err == nil:
 		return c.newAsker(w, reply)
@@ -110,6 +110,7 @@ func (c *Conversation) endAll(err error) {
 	if c.ended == nil {
 		c.ended = err
 	}
+	c.kept.refuse()
 	for _, w := range c.queue.Drain() {
 		c.cfg.Log.Info("ask refused", "id", w.req.ID, "err", err)
 		c.answerNow(w.req, errorFrame(w.req.ID, err))
