@@ -27,18 +27,15 @@ type Conversation struct {
 	child  Child
 	rule   *bound.Rule // how long writes to an asker wait
 	kept   *keptReply  // the last asker's reply FIFO, kept for its next ask (own lock)
+	asks   askReader   // DIR/ask's reader, follower and sweep
 	script *transcript
 	input  inputs // the turns' input and typed interrupts, in order
 
-	nextID uint64 // ids given to asks that came without one; the ask reader's own
-
-	wake       chan struct{} // poked when the loop has something to look at
-	quit       chan struct{} // closed by Stop: the loop returns
-	stopOnce   sync.Once
-	asks       *fifo.Source // DIR/ask, or nil
-	stopFollow context.CancelFunc
-	stopAfter  func() bool    // ends the wait for the agent's stop
-	wg         sync.WaitGroup // every goroutine started here
+	wake      chan struct{} // poked when the loop has something to look at
+	quit      chan struct{} // closed by Stop: the loop returns
+	stopOnce  sync.Once
+	stopAfter func() bool    // ends the wait for the agent's stop
+	wg        sync.WaitGroup // every goroutine started here
 
 	mu       sync.Mutex
 	room     sync.Cond     // on mu: an asker's frames were taken, the turn changed, a stop began
@@ -63,10 +60,11 @@ type Conversation struct {
 func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
 	c := &Conversation{cfg: cfg, child: child, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
 		kept: &keptReply{replies: cfg.Replies},
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopFollow: func() {}, stopAfter: func() bool { return false },
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopAfter: func() bool { return false },
 		queue: bound.NewQueue[*waiting](MaxQueued)}
 	c.room.L = &c.mu
 	c.input.wg, c.input.log = &c.wg, cfg.Log
+	c.asks = askReader{cfg: cfg, kept: c.kept, enqueue: c.enqueue, wg: &c.wg}
 	return c
 }
 
@@ -80,7 +78,7 @@ func (c *Conversation) Start(ctx context.Context) {
 	go func() { defer c.wg.Done(); c.loop() }()
 	go func() { defer c.wg.Done(); c.script.run() }()
 	c.stopAfter = context.AfterFunc(ctx, func() { defer c.wg.Done(); c.stopBegins() })
-	c.serveAsks()
+	c.asks.start()
 }
 
 // stopBegins is the start of the agent's stop.
@@ -112,10 +110,7 @@ func (c *Conversation) Stop() {
 		if c.stopAfter() {
 			c.wg.Done() // the agent's stop will not come now
 		}
-		c.stopFollow()
-		if c.asks != nil {
-			c.asks.Close() // ends serveAsks
-		}
+		c.asks.stop()
 		c.script.close()
 	})
 }
