@@ -124,12 +124,12 @@ func (c *Conversation) Wait() { c.wg.Wait() }
 func (c *Conversation) loop() {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
-	var sched probeSchedule
+	probe := prober{log: c.cfg.Log, settle: c.settle}
 	for {
 		now := time.Now()
 		next, ok, look := c.step(now)
 		if look.r != nil {
-			again, atOnce := c.probe(&sched, look, now)
+			again, atOnce := probe.probe(look, now)
 			if atOnce {
 				continue
 			}

@@ -4,6 +4,7 @@ package conversation
 
 import (
 	"errors"
+	"log/slog"
 	"runtime"
 	"time"
 
@@ -35,8 +36,15 @@ func (l promptLook) same(m promptLook) bool {
 	return l.tr == m.tr && l.outputs == m.outputs && l.child == m.child
 }
 
-// probeSchedule is the loop's: when it probes the prompt it saw again.
-type probeSchedule struct {
+// prober is the loop's own, and takes no lock: it asks a prompt's Reader
+// whether the child waits for input, and on a yes hands the prompt to
+// settle (which takes the conversation's lock, and takes the prompt only
+// if nothing reached the tracker meanwhile). It remembers when it probes
+// the prompt it saw again.
+type prober struct {
+	log    *slog.Logger
+	settle func(look promptLook)
+
 	look   promptLook
 	first  time.Time // the first probe of it
 	next   time.Time // the next one; zero: none, -settle decides
@@ -54,13 +62,13 @@ func (c *Conversation) lookAtPrompt() (promptLook, bool) {
 	return promptLook{r: c.reader, tr: c.tracker, outputs: c.outputs, child: c.children}, true
 }
 
-// probe probes the prompt look shows, as s says: at once when it is new,
-// then whenever its next probe is due. It reports when to probe it again
+// probe probes the prompt look shows: at once when it is new, then
+// whenever its next probe is due. It reports when to probe it again
 // (zero: not), and whether the loop is to look again at once: the prompt
 // was taken, or the schedule still spins.
-func (c *Conversation) probe(s *probeSchedule, look promptLook, now time.Time) (again time.Time, atOnce bool) {
+func (s *prober) probe(look promptLook, now time.Time) (again time.Time, atOnce bool) {
 	if !s.look.same(look) {
-		*s = probeSchedule{look: look, first: now, next: now, logged: s.logged}
+		s.look, s.first, s.next = look, now, now
 	}
 	if s.next.IsZero() || now.Before(s.next) {
 		return s.next, false
@@ -68,11 +76,11 @@ func (c *Conversation) probe(s *probeSchedule, look promptLook, now time.Time) (
 	blocked, err := look.r.Blocked()
 	switch {
 	case err != nil:
-		c.cannotSee(s, look.child, err)
+		s.cannotSee(look.child, err)
 		s.next = time.Time{}
 		return time.Time{}, false
 	case blocked:
-		c.settle(look)
+		s.settle(look)
 		return time.Time{}, true
 	}
 	now = time.Now()
@@ -99,14 +107,14 @@ func (c *Conversation) settle(look promptLook) {
 
 // cannotSee logs, once per child, that its Reader could not tell: -settle
 // decides its turns where that is so.
-func (c *Conversation) cannotSee(s *probeSchedule, child uint64, err error) {
+func (s *prober) cannotSee(child uint64, err error) {
 	if s.logged == child {
 		return
 	}
 	s.logged = child
 	if errors.Is(err, readwait.ErrCannotSee) {
-		c.cfg.Log.Info("turns end after -settle: the agent cannot see whether the child waits for input", "err", err)
+		s.log.Info("turns end after -settle: the agent cannot see whether the child waits for input", "err", err)
 		return
 	}
-	c.cfg.Log.Debug("the child's reader could not be probed: -settle decides", "err", err)
+	s.log.Debug("the child's reader could not be probed: -settle decides", "err", err)
 }
