@@ -11,7 +11,6 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/turn"
 )
 
 // Conversation follows one stream's child, whichever child runs, and
@@ -24,12 +23,11 @@ import (
 // in under mu; so do the asker's writer and watch.
 type Conversation struct {
 	cfg    *Config
-	child  Child
 	rule   *bound.Rule // how long writes to an asker wait
 	kept   *keptReply  // the last asker's reply FIFO, kept for its next ask (own lock)
 	asks   askReader   // DIR/ask's reader, follower and sweep
 	script *transcript
-	input  inputs // the turns' input and typed interrupts, in order
+	input  inputs // the turns' input and the interrupts, in order (own lock)
 
 	wake      chan struct{} // poked when the loop has something to look at
 	quit      chan struct{} // closed by Stop: the loop returns
@@ -38,19 +36,14 @@ type Conversation struct {
 	wg        sync.WaitGroup // every goroutine started here
 
 	mu       sync.Mutex
-	room     sync.Cond     // on mu: an asker's frames were taken, the turn changed, a stop began
-	tracker  *turn.Tracker // the running child's; nil between children
-	clock    outputClock   // the tracker's clock
-	reader   Reader        // the running child's, or nil: -settle alone decides
-	children uint64        // children started: the running one's number
-	outputs  uint64        // calls of the tracker's Output: what it saw
+	room     sync.Cond // on mu: an asker's frames were taken, the turn changed, a stop began
+	child    running   // the running child: its tracker, and whether it is ready
 	queue    *bound.Queue[*waiting]
-	cur      *asker  // the turn in progress, or nil
-	last     *asker  // the turn just ended, while its frames are written, or nil
-	stopping bool    // a stop began: the child's output is no longer held up
-	ended    error   // set when no child will answer again: asks get this
-	unready  unready // when the child last stopped being ready outside a turn
-	scratch  []byte  // one call's answer
+	cur      *asker // the turn in progress, or nil
+	last     *asker // the turn just ended, while its frames are written, or nil
+	stopping bool   // a stop began: the child's output is no longer held up
+	ended    error  // set when no child will answer again: asks get this
+	scratch  []byte // one call's answer
 
 	answered, timedOut, incomplete uint64
 }
@@ -58,12 +51,12 @@ type Conversation struct {
 // New returns the conversation of a stream whose child is child, with
 // sink, the output FIFO, as its transcript. Start serves it.
 func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
-	c := &Conversation{cfg: cfg, child: child, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
+	c := &Conversation{cfg: cfg, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
 		kept: &keptReply{replies: cfg.Replies},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopAfter: func() bool { return false },
-		queue: bound.NewQueue[*waiting](MaxQueued)}
+		child: running{prompt: cfg.Prompt}, queue: bound.NewQueue[*waiting](MaxQueued)}
 	c.room.L = &c.mu
-	c.input.wg, c.input.log = &c.wg, cfg.Log
+	c.input = inputs{to: child, terminal: cfg.Terminal, wg: &c.wg, log: cfg.Log}
 	c.asks = askReader{cfg: cfg, kept: c.kept, enqueue: c.enqueue, wg: &c.wg}
 	return c
 }
@@ -155,15 +148,20 @@ func (c *Conversation) loop() {
 func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tracker != nil && !c.clock.held() {
-		c.handle(c.tracker.Tick(c.clock.at(now)))
-	}
+	c.handle(c.child.tick(now))
 	c.checkTurn(now)
 	c.expireWaiting(now)
 	c.startNext(now)
 	next, ok := c.nextLook()
-	look, _ := c.lookAtPrompt()
+	look, _ := c.child.look()
 	return next, ok, look
+}
+
+// settle takes the prompt look showed, if it still stands (probe.go).
+func (c *Conversation) settle(look promptLook) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handle(c.child.settle(look, time.Now()))
 }
 
 // wakeLoop has the loop look again, without waiting.

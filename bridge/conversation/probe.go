@@ -27,8 +27,8 @@ import (
 type promptLook struct {
 	r       Reader
 	tr      *turn.Tracker
-	outputs uint64 // c.outputs then
-	child   uint64 // c.children then
+	outputs uint64 // running.outputs then
+	child   uint64 // running.children then
 }
 
 // same says whether l and m are the same prompt of the same child.
@@ -51,15 +51,14 @@ type prober struct {
 	logged uint64    // the last child whose probe failed, logged once
 }
 
-// lookAtPrompt returns the prompt to probe for, if the child shows one
-// that is not yet taken, has a Reader, and its output is not held up for
-// an asker (then the child may have more to write than the agent read).
-// Under c.mu.
-func (c *Conversation) lookAtPrompt() (promptLook, bool) {
-	if c.reader == nil || c.tracker == nil || c.clock.held() || !c.tracker.AtPrompt() {
+// look returns the prompt to probe for, if the child shows one that is
+// not yet taken, has a Reader, and its output is not held up for an
+// asker (then the child may have more to write than the agent read).
+func (r *running) look() (promptLook, bool) {
+	if r.reader == nil || r.tracker == nil || r.clock.held() || !r.tracker.AtPrompt() {
 		return promptLook{}, false
 	}
-	return promptLook{r: c.reader, tr: c.tracker, outputs: c.outputs, child: c.children}, true
+	return promptLook{r: r.reader, tr: r.tracker, outputs: r.outputs, child: r.children}, true
 }
 
 // probe probes the prompt look shows: at once when it is new, then
@@ -93,16 +92,15 @@ func (s *prober) probe(look promptLook, now time.Time) (again time.Time, atOnce 
 	return s.next, false
 }
 
-// settle takes the prompt look showed, its child seen waiting for input,
-// unless the child wrote since (more output, or a new child), its output
-// is held up, or the tracker moved on (a turn began, input was typed).
-func (c *Conversation) settle(look promptLook) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tracker != look.tr || c.outputs != look.outputs || c.children != look.child || c.clock.held() || !look.tr.AtPrompt() {
-		return
+// settle takes the prompt look showed at now, its child seen waiting for
+// input, and returns what the tracker settled; nothing when the child
+// wrote since (more output, or a new child), its output is held up, or
+// the tracker moved on (a turn began, input was typed).
+func (r *running) settle(look promptLook, now time.Time) []turn.Segment {
+	if r.tracker != look.tr || r.outputs != look.outputs || r.children != look.child || r.clock.held() || !look.tr.AtPrompt() {
+		return nil
 	}
-	c.handle(look.tr.Settle(c.clock.at(time.Now())))
+	return look.tr.Settle(r.clock.at(now))
 }
 
 // cannotSee logs, once per child, that its Reader could not tell: -settle

@@ -35,7 +35,7 @@ func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept 
 	}
 	now := time.Now()
 	w := &waiting{req: req, accepted: now}
-	if c.queue.Len() == 0 && c.cur == nil && c.last == nil && !c.stopping && c.tracker != nil && c.tracker.Ready() &&
+	if c.queue.Len() == 0 && c.cur == nil && c.last == nil && !c.stopping && c.child.ready() &&
 		!expired(req, now, now) {
 		c.activity()
 		c.begin(c.newAsker(w, reply), now)
@@ -77,7 +77,7 @@ func (c *Conversation) open(w *waiting) *asker {
 // written to the child, and no turn is interrupted for them.
 func (c *Conversation) expireWaiting(now time.Time) {
 	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
-		notReady := c.notReady(now)
+		notReady := c.child.notReady(now)
 		c.cfg.Log.Info("ask gave up while queued: nothing was sent to the child", "id", w.req.ID, "limit", w.req.Limit,
 			"why", c.whyWaiting(notReady))
 		c.timedOut++
@@ -99,7 +99,7 @@ func (c *Conversation) whyWaiting(notReady string) string {
 		return "the turn ahead of it was still running"
 	case c.last != nil:
 		return "the turn ahead of it was still writing its last frames"
-	case c.tracker == nil:
+	case c.child.tracker == nil:
 		return "no child was running: it waited for the child's restart"
 	}
 	return "the child has shown no prompt since its last turn or input"

@@ -10,10 +10,10 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := "busy"
-	if c.cur == nil && c.tracker != nil && c.tracker.Ready() {
+	if c.cur == nil && c.child.ready() {
 		st = "ready"
 	}
-	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.answered, TimedOut: c.timedOut, Incomplete: c.incomplete, Unready: c.unreadyNow()},
+	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.answered, TimedOut: c.timedOut, Incomplete: c.incomplete, Unready: c.child.unreadyNow()},
 		&status.Transcript{Written: c.script.written.Load(), Dropped: c.script.dropped.Load()}
 }
 
@@ -30,5 +30,5 @@ func (c *Conversation) Busy() bool {
 func (c *Conversation) Readied() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tracker != nil && c.tracker.Readies() > 0
+	return c.child.readied()
 }

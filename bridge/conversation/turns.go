@@ -16,7 +16,7 @@ import (
 // the child is ready and the last asker's frames are written. A child
 // that was interrupted is ready only once it shows its prompt again.
 func (c *Conversation) startNext(now time.Time) {
-	for c.cur == nil && c.last == nil && !c.stopping && c.tracker != nil && c.tracker.Ready() && c.queue.Len() > 0 {
+	for c.cur == nil && c.last == nil && !c.stopping && c.child.ready() && c.queue.Len() > 0 {
 		w := c.queue.Pop()
 		if a := c.open(w); a != nil {
 			c.begin(a, now)
@@ -29,9 +29,9 @@ func (c *Conversation) startNext(now time.Time) {
 // writer and watch started.
 func (c *Conversation) begin(a *asker, now time.Time) {
 	input := turn.Line([]byte(a.req.Input))
-	c.handle(c.tracker.Begin(input, a.req.Quiet, c.clock.at(now))) // what is left before is no answer
+	c.handle(c.child.begin(input, a.req.Quiet, now)) // what is left before is no answer
 	c.cur, a.begun = a, now
-	c.input.write(c.child, input)
+	c.input.write(input)
 	c.serveAsker(a)
 }
 
@@ -50,7 +50,7 @@ func (c *Conversation) checkTurn(now time.Time) {
 	case expired(a.req, a.accepted, now):
 		c.cfg.Log.Info("turn interrupted: past its time limit", "id", a.req.ID, "limit", a.req.Limit)
 		c.timedOut++
-		c.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, NotReady: c.notReady(now),
+		c.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, NotReady: c.child.notReady(now),
 			DurationMS: since(a.begun, now)}))
 	}
 }
@@ -96,17 +96,12 @@ func (c *Conversation) endTurn(a *asker, kind turn.Kind, now time.Time) {
 		c.incomplete++
 		e.Incomplete = true
 		c.finish(protocol.AppendEnd(nil, a.req.ID, e))
-		c.markIncomplete(now, a.req.Input)
-		c.interrupt()
+		c.child.markIncomplete(now, a.req.Input)
+		c.input.interrupt()
 		return
 	}
 	c.answered++
-	for _, g := range c.tracker.Groups() {
-		e.Prompt = append(e.Prompt, protocol.PromptGroup{Name: g.Name, Text: g.Text})
-	}
-	if n, ok := c.tracker.Status(); ok {
-		e.Status = &n
-	}
+	c.child.endOf(&e)
 	c.finish(protocol.AppendEnd(nil, a.req.ID, e))
 }
 
@@ -131,21 +126,10 @@ func (c *Conversation) finish(last []byte) {
 // is ready again is dropped, the child is interrupted, and the next turn
 // waits until it shows its prompt again.
 func (c *Conversation) abandon(last []byte) {
-	c.handle(c.tracker.Abandon())
+	c.handle(c.child.abandon())
 	c.finish(last)
-	c.markUnready(time.Now())
-	c.interrupt()
-}
-
-// interrupt interrupts the child's foreground work: on a terminal ^C is
-// typed, after the input before it; on pipes its process group gets
-// SIGINT.
-func (c *Conversation) interrupt() {
-	if c.cfg.Terminal {
-		c.input.write(c.child, []byte{0x03})
-		return
-	}
-	c.child.Interrupt()
+	c.child.markUnready(time.Now())
+	c.input.interrupt()
 }
 
 // nextLook is when the loop looks again: the tracker's deadline (none
@@ -159,10 +143,8 @@ func (c *Conversation) nextLook() (time.Time, bool) {
 			next, ok = t, true
 		}
 	}
-	if c.tracker != nil && !c.clock.held() {
-		if d, has := c.tracker.Deadline(); has {
-			take(c.clock.real(d))
-		}
+	if d, has := c.child.deadline(); has {
+		take(d)
 	}
 	if a := c.cur; a != nil && a.req.Limit > 0 {
 		take(a.accepted.Add(a.req.Limit))
