@@ -23,40 +23,36 @@ import (
 // in under mu; so do the asker's writer and watch.
 type Conversation struct {
 	cfg    *Config
-	rule   *bound.Rule // how long writes to an asker wait
-	kept   *keptReply  // the last asker's reply FIFO, kept for its next ask (own lock)
-	asks   askReader   // DIR/ask's reader, follower and sweep
+	note   *notices
+	kept   *keptReply // the last asker's reply FIFO, kept for its next ask (own lock)
+	asks   askReader  // DIR/ask's reader, follower and sweep
 	script *transcript
 	input  inputs // the turns' input and the interrupts, in order (own lock)
 
-	wake      chan struct{} // poked when the loop has something to look at
 	quit      chan struct{} // closed by Stop: the loop returns
 	stopOnce  sync.Once
 	stopAfter func() bool    // ends the wait for the agent's stop
 	wg        sync.WaitGroup // every goroutine started here
 
-	mu       sync.Mutex
-	room     sync.Cond // on mu: an asker's frames were taken, the turn changed, a stop began
-	child    running   // the running child: its tracker, and whether it is ready
-	queue    *bound.Queue[*waiting]
-	cur      *asker // the turn in progress, or nil
-	last     *asker // the turn just ended, while its frames are written, or nil
-	stopping bool   // a stop began: the child's output is no longer held up
-	ended    error  // set when no child will answer again: asks get this
-	scratch  []byte // one call's answer
-
-	answered, timedOut, incomplete uint64
+	mu    sync.Mutex
+	child running // the running child: its tracker, and whether it is ready
+	turn  turns   // the turn in progress and its asker
+	count tally
+	queue *bound.Queue[*waiting]
+	ended error // set when no child will answer again: asks get this
 }
 
 // New returns the conversation of a stream whose child is child, with
 // sink, the output FIFO, as its transcript. Start serves it.
 func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
-	c := &Conversation{cfg: cfg, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
-		kept: &keptReply{replies: cfg.Replies},
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopAfter: func() bool { return false },
+	c := &Conversation{cfg: cfg, script: newTranscript(sink), kept: &keptReply{replies: cfg.Replies},
+		note: &notices{wake: make(chan struct{}, 1), onPoke: cfg.Poke, onActivity: cfg.Activity},
+		quit: make(chan struct{}), stopAfter: func() bool { return false },
 		child: running{prompt: cfg.Prompt}, queue: bound.NewQueue[*waiting](MaxQueued)}
-	c.room.L = &c.mu
 	c.input = inputs{to: child, terminal: cfg.Terminal, wg: &c.wg, log: cfg.Log}
+	c.turn = turns{mu: &c.mu, log: cfg.Log, rule: bound.NewRule(cfg.StopTimeout), wg: &c.wg, note: c.note,
+		child: &c.child, input: &c.input, kept: c.kept, count: &c.count}
+	c.turn.room.L = &c.mu
 	c.asks = askReader{cfg: cfg, kept: c.kept, enqueue: c.enqueue, wg: &c.wg}
 	return c
 }
@@ -76,11 +72,10 @@ func (c *Conversation) Start(ctx context.Context) {
 
 // stopBegins is the start of the agent's stop.
 func (c *Conversation) stopBegins() {
-	c.rule.Stop()
+	c.turn.rule.Stop()
 	c.mu.Lock()
-	c.stopping = true
+	c.turn.stop()
 	c.kept.refuse()
-	c.room.Broadcast()
 	c.mu.Unlock()
 }
 
@@ -92,12 +87,9 @@ func (c *Conversation) stopBegins() {
 func (c *Conversation) Stop() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
-		if a := c.cur; a != nil {
-			c.finish(errorFrame(a.req.ID, errStopping))
-		}
+		c.turn.fail(errStopping)
 		c.endAll(errStopping)
 		c.kept.drop()
-		c.room.Broadcast()
 		c.mu.Unlock()
 		close(c.quit)
 		if c.stopAfter() {
@@ -112,79 +104,6 @@ func (c *Conversation) Stop() {
 // asker's frames are written or given up (package bound), and every
 // descriptor it opened is closed.
 func (c *Conversation) Wait() { c.wg.Wait() }
-
-// loop runs the turns until Stop.
-func (c *Conversation) loop() {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	probe := prober{log: c.cfg.Log, settle: c.settle}
-	for {
-		now := time.Now()
-		next, ok, look := c.step(now)
-		if look.r != nil {
-			again, atOnce := probe.probe(look, now)
-			if atOnce {
-				continue
-			}
-			if !again.IsZero() && (!ok || again.Before(next)) {
-				next, ok = again, true
-			}
-		}
-		t.Stop()
-		if ok {
-			t.Reset(max(time.Until(next), 0))
-		}
-		select {
-		case <-c.quit:
-			return
-		case <-c.wake:
-		case <-t.C:
-		}
-	}
-}
-
-// step does what is due at now, says when to look again, and returns the
-// prompt the child shows, not yet taken, for the loop to probe.
-func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.handle(c.child.tick(now))
-	c.checkTurn(now)
-	c.expireWaiting(now)
-	c.startNext(now)
-	next, ok := c.nextLook()
-	look, _ := c.child.look()
-	return next, ok, look
-}
-
-// settle takes the prompt look showed, if it still stands (probe.go).
-func (c *Conversation) settle(look promptLook) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.handle(c.child.settle(look, time.Now()))
-}
-
-// wakeLoop has the loop look again, without waiting.
-func (c *Conversation) wakeLoop() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// poke says the status changed.
-func (c *Conversation) poke() {
-	if c.cfg.Poke != nil {
-		c.cfg.Poke()
-	}
-}
-
-// activity tells the idle clock that asks are being served.
-func (c *Conversation) activity() {
-	if c.cfg.Activity != nil {
-		c.cfg.Activity()
-	}
-}
 
 func since(t, now time.Time) int64 { return now.Sub(t).Milliseconds() }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
@@ -26,7 +25,7 @@ func (c *Conversation) Started() {
 		return
 	}
 	c.child.start(tr, time.Now())
-	c.wakeLoop()
+	c.note.wakeLoop()
 }
 
 // Reading gives the conversation r, which sees whether the child started
@@ -37,7 +36,7 @@ func (c *Conversation) Reading(r Reader) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.child.reading(r) {
-		c.wakeLoop()
+		c.note.wakeLoop()
 	}
 }
 
@@ -54,7 +53,7 @@ func (c *Conversation) Typed() {
 func (c *Conversation) OutputEnded() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.handle(c.child.eof())
+	c.turn.handle(c.child.eof())
 }
 
 // Exited says the child ended with st, after its output was copied: the
@@ -65,16 +64,13 @@ func (c *Conversation) OutputEnded() {
 func (c *Conversation) Exited(st child.ExitStatus, last bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.handle(c.child.eof())
+	c.turn.handle(c.child.eof())
 	c.child.end()
-	if a := c.cur; a != nil {
-		c.finish(protocol.AppendExit(nil, a.req.ID, protocol.Exit{Code: st.Code(),
-			Signal: child.SignalName(st.Signal()), DurationMS: since(a.begun, time.Now())}))
-	}
-	if last && c.stopping {
+	c.turn.exited(st, time.Now())
+	if last && c.turn.stopping {
 		c.endAll(errStopping)
 	} else if last {
 		c.endAll(errNoChild)
 	}
-	c.poke()
+	c.note.poke()
 }

@@ -50,7 +50,7 @@ func TestKeptReply(t *testing.T) {
 	h.send(a, "two", nil)
 	require.Equal(t, "two\n", h.input())
 	h.c.mu.Lock()
-	require.Same(t, kept, h.c.cur.reply, "the second turn's reply fifo")
+	require.Same(t, kept, h.c.turn.cur.reply, "the second turn's reply fifo")
 	h.c.mu.Unlock()
 	h.out("2\n" + testPrompt)
 	a.requireAnswer("2\n")

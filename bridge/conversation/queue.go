@@ -35,32 +35,31 @@ func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept 
 	}
 	now := time.Now()
 	w := &waiting{req: req, accepted: now}
-	if c.queue.Len() == 0 && c.cur == nil && c.last == nil && !c.stopping && c.child.ready() &&
-		!expired(req, now, now) {
-		c.activity()
-		c.begin(c.newAsker(w, reply), now)
-		c.wakeLoop() // for the turn's limit and quiet time
-		c.poke()
+	if c.queue.Len() == 0 && c.turn.free() && c.child.ready() && !expired(req, now, now) {
+		c.note.activity()
+		c.turn.begin(w, reply, now)
+		c.note.wakeLoop() // for the turn's limit and quiet time
+		c.note.poke()
 		return true, nil
 	}
 	if !c.queue.Put(w) {
 		return false, errTooMany
 	}
-	c.activity()
-	c.wakeLoop()
-	c.poke()
+	c.note.activity()
+	c.note.wakeLoop()
+	c.note.poke()
 	return false, nil
 }
 
-// open opens the reply FIFO of w, whose turn starts: its asker, or nil
+// open opens the reply FIFO of w, whose turn starts, or returns nil
 // when the asker went away (nobody reads its FIFO, or it is gone) or the
 // FIFO cannot be used; such an ask is dropped, and the child never sees
 // it.
-func (c *Conversation) open(w *waiting) *asker {
+func (c *Conversation) open(w *waiting) *fifo.Reply {
 	reply, err := c.kept.open(w.req.Reply)
 	switch {
 	case err == nil:
-		return c.newAsker(w, reply)
+		return reply
 	case errors.Is(err, fifo.ErrNoReader), errors.Is(err, fs.ErrNotExist):
 		c.cfg.Log.Info("ask dropped at its turn: its asker went away", "id", w.req.ID)
 	default:
@@ -72,6 +71,19 @@ func (c *Conversation) open(w *waiting) *asker {
 	return nil
 }
 
+// startNext starts the first waiting ask whose asker is still there, once
+// the child is ready and the last asker's frames are written. A child
+// that was interrupted is ready only once it shows its prompt again.
+func (c *Conversation) startNext(now time.Time) {
+	for c.turn.free() && c.child.ready() && c.queue.Len() > 0 {
+		w := c.queue.Pop()
+		if reply := c.open(w); reply != nil {
+			c.turn.begin(w, reply, now)
+		}
+		c.note.poke()
+	}
+}
+
 // expireWaiting answers the waiting asks past their time limit with their
 // end frame (timed out, queued), without a turn: nothing of theirs was
 // written to the child, and no turn is interrupted for them.
@@ -79,30 +91,12 @@ func (c *Conversation) expireWaiting(now time.Time) {
 	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
 		notReady := c.child.notReady(now)
 		c.cfg.Log.Info("ask gave up while queued: nothing was sent to the child", "id", w.req.ID, "limit", w.req.Limit,
-			"why", c.whyWaiting(notReady))
-		c.timedOut++
+			"why", c.turn.whyWaiting(notReady))
+		c.count.timedOut++
 		c.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, Queued: true, NotReady: notReady,
 			DurationMS: since(w.accepted, now)}))
-		c.poke()
+		c.note.poke()
 	}
-}
-
-// whyWaiting says why the waiting asks have not begun: the child has not
-// been ready since it started or was interrupted (notReady, when not ""),
-// a turn ahead of them has not ended, no child runs, or the child has
-// shown no prompt since its last turn or input. Under c.mu.
-func (c *Conversation) whyWaiting(notReady string) string {
-	switch {
-	case notReady != "":
-		return notReady
-	case c.cur != nil:
-		return "the turn ahead of it was still running"
-	case c.last != nil:
-		return "the turn ahead of it was still writing its last frames"
-	case c.child.tracker == nil:
-		return "no child was running: it waited for the child's restart"
-	}
-	return "the child has shown no prompt since its last turn or input"
 }
 
 // endAll answers every waiting ask with err, and every later one.
