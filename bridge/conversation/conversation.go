@@ -11,23 +11,40 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
 )
 
 // Conversation follows one stream's child, whichever child runs, and
-// serves its asks.
+// serves its asks. It wires its parts, each of one concern:
 //
-// One goroutine (loop) owns time: it ticks the tracker, probes a child at
-// its prompt (probe.go), ends turns past their limit, expires waiting asks
-// and starts the next turn. The copy of
-// the child's output, the ask reader and the stream engine's events call
-// in under mu; so do the asker's writer and watch.
+//   - askReader (askreader.go) reads DIR/ask and hands each ask accepted
+//     to the queue;
+//   - askQueue (queue.go) holds the asks waiting and begins the first
+//     one's turn once the child is ready;
+//   - turns (turns.go) is the turn in progress and its asker (asker.go),
+//     which writes its frames to its reply FIFO, and the one just ended;
+//   - running (running.go, notready.go) is the running child as its
+//     tracker follows it, and whether it is ready;
+//   - prober (probe.go), the loop's, asks the child's Reader whether it
+//     waits for input;
+//   - keptReply (kept.go) keeps the last asker's reply FIFO for its next
+//     ask; inputs (input.go) writes to the child; the transcript
+//     (transcript.go) copies the child's output to the output FIFO.
+//
+// One goroutine (loop, loop.go) owns time: it ticks the tracker, probes
+// a child at its prompt, ends turns past their limit, expires waiting
+// asks and starts the next turn. The copy of the child's output, the ask
+// reader and the stream engine's events call in under mu, the lock of
+// the queue, the turns and the running child, which decide together
+// whether a turn begins; so do the askers' writers. keptReply, inputs and
+// the transcript have their own lock, taken under mu, never around it.
 type Conversation struct {
 	cfg    *Config
-	note   *notices
-	kept   *keptReply // the last asker's reply FIFO, kept for its next ask (own lock)
+	note   *notices   // wake the loop, poke the status file, tell the idle clock
+	kept   *keptReply // the last asker's reply FIFO, kept for its next ask
 	asks   askReader  // DIR/ask's reader, follower and sweep
 	script *transcript
-	input  inputs // the turns' input and the interrupts, in order (own lock)
+	input  inputs // the turns' input and the interrupts, in order
 
 	quit      chan struct{} // closed by Stop: the loop returns
 	stopOnce  sync.Once
@@ -35,11 +52,10 @@ type Conversation struct {
 	wg        sync.WaitGroup // every goroutine started here
 
 	mu    sync.Mutex
-	child running // the running child: its tracker, and whether it is ready
-	turn  turns   // the turn in progress and its asker
-	count tally
-	queue *bound.Queue[*waiting]
-	ended error // set when no child will answer again: asks get this
+	child running  // the running child: its tracker, and whether it is ready
+	turn  turns    // the turn in progress and its asker
+	queue askQueue // the asks waiting for their turn
+	count tally    // how the turns ended
 }
 
 // New returns the conversation of a stream whose child is child, with
@@ -48,11 +64,13 @@ func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
 	c := &Conversation{cfg: cfg, script: newTranscript(sink), kept: &keptReply{replies: cfg.Replies},
 		note: &notices{wake: make(chan struct{}, 1), onPoke: cfg.Poke, onActivity: cfg.Activity},
 		quit: make(chan struct{}), stopAfter: func() bool { return false },
-		child: running{prompt: cfg.Prompt}, queue: bound.NewQueue[*waiting](MaxQueued)}
+		child: running{prompt: cfg.Prompt}}
 	c.input = inputs{to: child, terminal: cfg.Terminal, wg: &c.wg, log: cfg.Log}
 	c.turn = turns{mu: &c.mu, log: cfg.Log, rule: bound.NewRule(cfg.StopTimeout), wg: &c.wg, note: c.note,
 		child: &c.child, input: &c.input, kept: c.kept, count: &c.count}
 	c.turn.room.L = &c.mu
+	c.queue = askQueue{log: cfg.Log, replies: cfg.Replies, note: c.note, kept: c.kept, turn: &c.turn, child: &c.child,
+		count: &c.count, waiting: bound.NewQueue[*waiting](MaxQueued)}
 	c.asks = askReader{cfg: cfg, kept: c.kept, enqueue: c.enqueue, wg: &c.wg}
 	return c
 }
@@ -88,7 +106,7 @@ func (c *Conversation) Stop() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
 		c.turn.fail(errStopping)
-		c.endAll(errStopping)
+		c.queue.endAll(errStopping)
 		c.kept.drop()
 		c.mu.Unlock()
 		close(c.quit)
@@ -98,6 +116,13 @@ func (c *Conversation) Stop() {
 		c.asks.stop()
 		c.script.close()
 	})
+}
+
+// enqueue is where the ask reader hands an accepted ask (askQueue.enqueue).
+func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queue.enqueue(req, reply, time.Now())
 }
 
 // Wait waits for every goroutine the conversation started: the last

@@ -68,9 +68,9 @@ func (c *Conversation) Exited(st child.ExitStatus, last bool) {
 	c.child.end()
 	c.turn.exited(st, time.Now())
 	if last && c.turn.stopping {
-		c.endAll(errStopping)
+		c.queue.endAll(errStopping)
 	} else if last {
-		c.endAll(errNoChild)
+		c.queue.endAll(errNoChild)
 	}
 	c.note.poke()
 }

@@ -41,8 +41,8 @@ func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.tick(now))
 	c.turn.check(now)
-	c.expireWaiting(now)
-	c.startNext(now)
+	c.queue.expire(now)
+	c.queue.startNext(now)
 	next, ok := c.nextLook()
 	look, _ := c.child.look()
 	return next, ok, look
@@ -68,8 +68,6 @@ func (c *Conversation) nextLook() (time.Time, bool) {
 	}
 	take(c.child.deadline())
 	take(c.turn.limit())
-	c.queue.Each(func(w *waiting) {
-		take(w.accepted.Add(w.req.Limit), w.req.Limit > 0)
-	})
+	c.queue.limits(take)
 	return next, ok
 }

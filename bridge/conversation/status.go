@@ -21,7 +21,7 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 	if c.turn.cur == nil && c.child.ready() {
 		st = "ready"
 	}
-	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.count.answered, TimedOut: c.count.timedOut,
+	return &status.Turn{State: st, Queued: c.queue.len(), Answered: c.count.answered, TimedOut: c.count.timedOut,
 			Incomplete: c.count.incomplete, Unready: c.child.unreadyNow()},
 		&status.Transcript{Written: c.script.written.Load(), Dropped: c.script.dropped.Load()}
 }
@@ -31,7 +31,7 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 func (c *Conversation) Busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.queue.Len() > 0 || c.turn.busy()
+	return c.queue.len() > 0 || c.turn.busy()
 }
 
 // Readied reports whether the child started last has been ready since it
