@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/randname"
@@ -114,10 +113,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if id == "" {
 		id = randname.New()
 	}
-	dir, err := enterDir(o.Dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return Result{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, o.Dir)
-	}
+	dir, err := enterDir(o.Dir, ErrNoAgent, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -125,32 +121,19 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if err := refuseNonExec(dir); err != nil {
 		return Result{}, err
 	}
-	reply, err := makeReply(dir)
-	if err != nil {
-		return Result{}, err
+	t := trip{in: dirInput(dir, inName),
+		relay: relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn, limit: limitFrom(o.Limit)},
+		line: func(reply string) ([]byte, error) {
+			return requestLine(id, reply, o.Stdin, o.Args, o.Limit)
+		},
+		gaveUp: func(*replyFIFO, *Result, bool) {
+			// Interrupted, or past send's own -timeout: the request is
+			// canceled, not left to notice that its reader went away
+			// (a line cut short may have been finished all the same).
+			cancelRequest(dir, inName, id)
+		},
 	}
-	defer reply.remove()
-
-	line, err := requestLine(id, reply.name, o.Stdin, o.Args, o.Limit)
-	if err != nil {
-		return Result{}, err
-	}
-	in := dirInput(dir, inName)
-	watch := newAgentWatch(in)
-	if err := writeRequest(ctx, in, line, reply); err != nil {
-		if ctx.Err() != nil {
-			cancelRequest(dir, inName, id) // the line may have been finished all the same
-		}
-		return Result{}, err
-	}
-	r := &relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn, limit: limitFrom(o.Limit)}
-	res, err := r.run(ctx, reply, watch)
-	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		// Interrupted, or past send's own -timeout: the request is
-		// canceled, not left to notice that its reader went away.
-		cancelRequest(dir, inName, id)
-	}
-	return res, err
+	return t.run(ctx)
 }
 
 // limitFrom is when a request whose limit is d, starting now, is over
