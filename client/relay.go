@@ -130,6 +130,15 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 	}
 }
 
+// limitFrom is when a request whose limit is d, starting now, is over
+// (zero when d is 0: none).
+func limitFrom(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
+}
+
 // waitGone returns the watch's verdict once no agent serves the request,
 // or ErrUnanswerable once the agent removed the reply FIFO's name (it could
 // not open it, or the line came damaged), or nil when first is closed or

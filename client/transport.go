@@ -23,11 +23,12 @@ import (
 //     that goes away before the first frame, and the give-up when the
 //     context ends (SIGINT, SIGTERM, -timeout) or the request's limit
 //     passes;
-//   - request.go, cancel.go, dir.go: a line's encoding, the cancel
-//     line, and DIR entered once.
+//   - line.go, cancel.go, dir.go: a line's encoding, the cancel line,
+//     and DIR entered once;
+//   - errors.go, result.go: what a trip returns.
 //
 // The front doors are thin over it: send.go (Send), ask.go (Ask),
-// asker.go, askinput.go and askerident.go (an Asker, which keeps the
+// asker.go, askerwrite.go and askerident.go (an Asker, which keeps the
 // transport's ends open from turn to turn), control.go and session.go
 // (Sessions' open, close and ls), wait.go (whether an agent serves DIR
 // yet).
