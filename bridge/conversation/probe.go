@@ -17,7 +17,7 @@ import (
 // looks like its prompt (the tracker's AtPrompt), the loop asks the
 // child's Reader whether the reader of its input is blocked reading it,
 // at once and then on readwait.NextProbe's schedule, and on a yes takes
-// the prompt (Tracker.Settle). The Reader is asked outside c.mu; its yes
+// the prompt (Tracker.Settle). The Reader is asked outside the lock; its yes
 // counts only if nothing reached the tracker meanwhile. Where it cannot
 // tell, and once -settle has passed, the tracker's own deadline decides,
 // as it does for a child without a Reader.

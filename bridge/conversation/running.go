@@ -14,9 +14,9 @@ import (
 // running is the child a conversation follows now, as its turns see it:
 // its turn tracker, fed every byte the child writes, the tracker's clock,
 // its Reader (probe.go) and when it last stopped being ready
-// (notready.go). Between children it has no tracker, and every method
-// here but begin, abandon and endOf (which a turn in progress calls, and
-// a turn runs only with a child) does nothing then. Under the
+// (notready.go). Between children it has no tracker: what reads the
+// tracker then does nothing, but begin, abandon and endOf, which only a
+// turn in progress calls (and a turn runs only with a child). Under the
 // conversation's lock; it starts, opens and writes nothing.
 type running struct {
 	prompt   *regexp.Regexp // -prompt, as the status file quotes it
