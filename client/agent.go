@@ -85,19 +85,3 @@ func (w *agentWatch) alive() bool {
 	ok, err := status.AgentAliveAt(w.dir)
 	return err == nil && ok
 }
-
-// refuseNonExec fails when the agent that serves dir runs in stream
-// mode, where a request line would be the child's input, or in sessions
-// mode, where DIR/in takes control lines: nothing is written then. An
-// agent writes its status file before it serves its FIFOs, so the file
-// read here is the serving agent's own.
-func refuseNonExec(dir *sharedir.Dir) error {
-	s, err := status.ReadAt(dir, statusName)
-	if err != nil || s.Mode != "stream" && s.Mode != status.ModeSessions || s.State == "stopped" {
-		return nil
-	}
-	if ok, err := status.AgentAliveAt(dir); err != nil || !ok {
-		return nil
-	}
-	return fmt.Errorf("the agent serving %s runs in %s mode; send needs -mode exec", dir.Path(), s.Mode)
-}

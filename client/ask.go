@@ -55,10 +55,7 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	dir, err := enterDir(o.Dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return Result{}, fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving it?)", ErrNoConversation, o.Dir)
-	}
+	dir, err := enterDir(o.Dir, ErrNoConversation, noConversationHint)
 	if err != nil {
 		return Result{}, err
 	}
@@ -71,31 +68,26 @@ func Ask(ctx context.Context, o AskOptions) (Result, error) {
 		defer in.fifos.Close()
 	}
 	id := randname.New()
-	reply, err := makeReply(dir)
-	if err != nil {
-		return Result{}, err
+	t := trip{in: in, relay: relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn, limit: limitFrom(o.Limit)},
+		line: func(reply string) ([]byte, error) { return askLine(id, reply, o) },
+		gaveUp: func(reply *replyFIFO, res *Result, written bool) {
+			if !written {
+				return
+			}
+			// Given up before the turn's last frame: while it still
+			// waited, or in its turn, which the agent interrupts.
+			res.Queued = reply.unserved()
+			if res.NotReady == "" {
+				res.NotReady = unreadyNote(in)
+			}
+		},
 	}
-	defer reply.remove()
-	line, err := askLine(id, reply.name, o)
-	if err != nil {
-		return Result{}, err
-	}
-	watch := newAgentWatch(in)
-	if err := writeRequest(ctx, in, line, reply); err != nil {
-		return Result{}, err
-	}
-	r := &relay{id: id, stdout: o.Stdout, stderr: io.Discard, warn: o.Warn, limit: limitFrom(o.Limit)}
-	res, err := r.run(ctx, reply, watch)
-	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		// Given up before the turn's last frame: while it still waited,
-		// or in its turn, which the agent interrupts.
-		res.Queued = reply.unserved()
-		if res.NotReady == "" {
-			res.NotReady = unreadyNote(in)
-		}
-	}
-	return res, err
+	return t.run(ctx)
 }
+
+// noConversationHint follows the path of a DIR that does not exist, for
+// Ask and OpenAsker.
+const noConversationHint = " (is an agent run with -prompt serving it?)"
 
 // askInput is the FIFO an ask goes to: DIR/ask, or with a session its
 // DIR/sessions/NAME/ask (enterSession; the caller closes its fifos).

@@ -5,7 +5,6 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -90,10 +89,7 @@ type Asker struct {
 // DIR/replies (O_PATH), the reply FIFO's read end and DIR/ask; a fifth,
 // the reply FIFO's own write end, while no turn's frames flow.
 func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
-	d, err := enterDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist (is an agent run with -prompt serving it?)", ErrNoConversation, dir)
-	}
+	d, err := enterDir(dir, ErrNoConversation, noConversationHint)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +139,10 @@ func (a *Asker) Ask(ctx context.Context, t Turn) (Result, error) {
 	return res, err
 }
 
-// turn runs one turn on the reply FIFO, made first when the turn before
-// gave it up, and gives it up unless the turn ended with its last frame.
+// turn runs one turn, a trip over the Asker's own ends: the reply FIFO,
+// made first when the turn before gave it up, and DIR/ask kept open
+// (writeAsk). It gives the reply FIFO up unless the turn ended with its
+// last frame.
 func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -157,35 +155,32 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 		a.reply = r
 	}
 	id := randname.New()
-	line, err := askLine(id, a.reply.name, AskOptions{Input: t.Input, Limit: t.Limit, Quiet: t.Quiet})
-	if err != nil {
-		return Result{}, err
+	stdout := t.Stdout
+	if stdout == nil {
+		stdout = io.Discard
 	}
-	watch := newAgentWatchOf(dirInput(a.dir, askName), a.agent.of(a.dir))
-	res, err := a.relayTurn(ctx, id, line, watch, t.Stdout)
+	in := dirInput(a.dir, askName)
+	tr := trip{in: in, relay: relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing},
+		line: func(reply string) ([]byte, error) {
+			return askLine(id, reply, AskOptions{Input: t.Input, Limit: t.Limit, Quiet: t.Quiet})
+		},
+		reply: a.reply, write: a.writeAsk, watch: newAgentWatchOf(in, a.agent.of(a.dir)),
+		gaveUp: func(reply *replyFIFO, res *Result, written bool) {
+			if written && ctx.Err() != nil {
+				res.Queued = reply.unserved() // the turn gives the FIFO up
+			}
+		},
+	}
+	res, err := tr.run(ctx)
+	if out := tr.relay.out; out != nil {
+		a.writing = out.pending() // the relay ran: its abandoned write, if any, holds up the next turn's
+	}
 	var rejected *RejectedError
 	if err == nil || errors.As(err, &rejected) && a.reply.lost() == nil {
 		return res, err // the reply FIFO serves the next turn as it is
 	}
 	a.reply.remove()
 	a.reply = nil
-	return res, err
-}
-
-// relayTurn writes the turn's line and relays its frames.
-func (a *Asker) relayTurn(ctx context.Context, id string, line []byte, watch *agentWatch, stdout io.Writer) (Result, error) {
-	if err := a.writeAsk(ctx, line); err != nil {
-		return Result{}, err
-	}
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	r := &relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing}
-	res, err := r.run(ctx, a.reply, watch)
-	a.writing = r.out.pending()
-	if err != nil && ctx.Err() != nil {
-		res.Queued = a.reply.unserved() // the turn gives the FIFO up
-	}
 	return res, err
 }
 

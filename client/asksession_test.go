@@ -156,7 +156,7 @@ func TestUnreadyNoteSession(t *testing.T) {
 	f.openSession("py")
 	f.sessions[0].Turn.Unready = &status.Unready{Prompt: "^\\$ $", Since: status.SinceStart, At: time.Now(), LastLine: "loading"}
 	f.writeStatus()
-	d, err := enterDir(f.dir)
+	d, err := enterDir(f.dir, ErrNoAgent, "")
 	require.NoError(t, err)
 	defer d.Close()
 	require.Contains(t, unreadyNote(input{dir: d, session: "sh1"}), `its last line is "loading"`)

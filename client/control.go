@@ -5,10 +5,8 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/randname"
@@ -138,10 +136,7 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 			return protocol.Frame{}, err
 		}
 	}
-	dir, err := enterDir(s.Dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return protocol.Frame{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, s.Dir)
-	}
+	dir, err := enterDir(s.Dir, ErrNoAgent, "")
 	if err != nil {
 		return protocol.Frame{}, err
 	}
@@ -149,27 +144,18 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 	if err := requireSessions(dir, commandOf[c.Op]); err != nil {
 		return protocol.Frame{}, err
 	}
-	reply, err := makeReply(dir)
-	if err != nil {
+	c.ID = randname.New()
+	t := trip{in: dirInput(dir, inName), relay: relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: s.Warn},
+		line: func(reply string) ([]byte, error) {
+			c.Reply = reply
+			return encodeLine(c)
+		},
+	}
+	if _, err := t.run(ctx); err != nil {
 		return protocol.Frame{}, err
 	}
-	defer reply.remove()
-	c.ID, c.Reply = randname.New(), reply.name
-	line, err := encodeLine(c)
-	if err != nil {
-		return protocol.Frame{}, err
-	}
-	in := dirInput(dir, inName)
-	watch := newAgentWatch(in)
-	if err := writeRequest(ctx, in, line, reply); err != nil {
-		return protocol.Frame{}, err
-	}
-	r := &relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: s.Warn}
-	if _, err := r.run(ctx, reply, watch); err != nil {
-		return protocol.Frame{}, err
-	}
-	if r.answer == nil || r.answer.Type != want {
+	if a := t.relay.answer; a == nil || a.Type != want {
 		return protocol.Frame{}, fmt.Errorf("%s: the agent did not answer with a %q frame", commandOf[c.Op], want)
 	}
-	return *r.answer, nil
+	return *t.relay.answer, nil
 }

@@ -3,6 +3,10 @@
 package client
 
 import (
+	"errors"
+	"fmt"
+	"os"
+
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -18,8 +22,12 @@ const (
 // to list it needed). Send and Ask reach everything in DIR through it: the
 // input FIFO, replies/, the status file and the lock, so that DIR is
 // resolved once, however long the request waits. A missing DIR is
-// reported as missing (os.ErrNotExist) with no more words: Send and Ask
-// each say what that means for them.
-func enterDir(dir string) (*sharedir.Dir, error) {
-	return sharedir.Enter(dir)
+// notThere, which each front door names (ErrNoAgent, ErrNoConversation),
+// with hint, if any, after the path.
+func enterDir(dir string, notThere error, hint string) (*sharedir.Dir, error) {
+	d, err := sharedir.Enter(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist%s", notThere, dir, hint)
+	}
+	return d, err
 }

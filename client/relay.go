@@ -82,29 +82,10 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			}
 			continue
 		case err != nil:
-			if p := goneErr.Load(); p != nil {
-				return Result{}, *p
+			if err := readEnded(ctx, err, reply, &goneErr, framed); err != nil {
+				return Result{}, err
 			}
-			if ctx.Err() != nil {
-				return Result{}, ctx.Err()
-			}
-			if lost := reply.lost(); lost != nil {
-				return Result{}, lost
-			}
-			if errors.Is(err, io.EOF) && !framed && reply.keeper == nil {
-				// An Asker's FIFO after its first turn, whose keeper
-				// went at that turn's first frame: the agent closed
-				// the write end it kept from a turn before. This
-				// request's frames are still to come.
-				if err := reply.restoreKeeper(); err != nil {
-					return Result{}, err
-				}
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				return Result{}, fmt.Errorf("%w: it closed reply FIFO %s before the request's exit frame", ErrAgentGone, reply.path)
-			}
-			return Result{}, fmt.Errorf("read reply FIFO %s: %w", reply.path, err)
+			continue
 		}
 		f, ok, err := r.frame(ctx, line)
 		if err != nil {
@@ -128,6 +109,41 @@ func (r *relay) run(ctx context.Context, reply *replyFIFO, watch *agentWatch) (R
 			return res, err
 		}
 	}
+}
+
+// limitFrom is when a request whose limit is d, starting now, is over
+// (zero when d is 0: none).
+func limitFrom(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
+}
+
+// readEnded says why reading reply ended with err: the watch's verdict
+// (gone), ctx's end, the FIFO's name removed by the agent, or the agent's
+// write end closed; framed says a frame of the request came. It returns
+// nil when the read goes on: an Asker's FIFO after its first turn, whose
+// keeper went at that turn's first frame, where the agent closed the
+// write end it kept from a turn before, has its keeper back, and this
+// request's frames are still to come.
+func readEnded(ctx context.Context, err error, reply *replyFIFO, gone *atomic.Pointer[error], framed bool) error {
+	if p := gone.Load(); p != nil {
+		return *p
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if lost := reply.lost(); lost != nil {
+		return lost
+	}
+	if errors.Is(err, io.EOF) && !framed && reply.keeper == nil {
+		return reply.restoreKeeper()
+	}
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: it closed reply FIFO %s before the request's exit frame", ErrAgentGone, reply.path)
+	}
+	return fmt.Errorf("read reply FIFO %s: %w", reply.path, err)
 }
 
 // waitGone returns the watch's verdict once no agent serves the request,

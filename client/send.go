@@ -4,76 +4,16 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fifobridge/fifobridge/internal/randname"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
+	"github.com/fifobridge/fifobridge/status"
 )
-
-// ErrNoAgent is returned by Send when no agent reads the input FIFO.
-var ErrNoAgent = errors.New("no agent is reading")
-
-// ErrAgentGone is returned by Send when the agent went away before the
-// request's exit frame: it died, or a stop gave the request's frames up.
-var ErrAgentGone = errors.New("the agent went away")
-
-// ErrGivenUp is returned by Send and Ask when the agent gave the request
-// (or the turn) up because its reader took nothing of it for the agent's
-// -stop-timeout (a stopped process, a stdout nobody read): the agent
-// removes the reply FIFO's name after it wrote to it, and closes its end.
-var ErrGivenUp = errors.New("the agent gave this request up: its reader took nothing of the answer for the agent's -stop-timeout")
-
-// ErrUnanswerable is returned by Send and Ask when the agent will not
-// answer on the reply FIFO: it could not open it (it may not, or it ran
-// out of descriptors), or it refused the request line as damaged (another
-// writer put bytes into it, see protocol.ErrDamaged), where the reply the
-// line names may be another's. It says so by removing the FIFO's name,
-// and its log says why.
-var ErrUnanswerable = errors.New("the agent cannot answer on the reply FIFO")
-
-// RejectedError is an error frame the agent answered a request with.
-// Code and TimedOut are an open's (see Open): the code PROGRAM could not
-// start with (127, 126), or that the session's child showed no prompt
-// within the open's timeout; 0 and false otherwise.
-type RejectedError struct {
-	Msg      string
-	Code     int
-	TimedOut bool
-}
-
-func (e *RejectedError) Error() string { return "request rejected: " + e.Msg }
-
-// Result is the outcome of a request that ran.
-type Result struct {
-	Code     int
-	Signal   string
-	TimedOut bool
-	// Exited says the child ended (an exit frame); for Ask, that the
-	// conversation's child ended during the turn.
-	Exited bool
-
-	// How a conversation's turn ended (Ask), from its end frame.
-	// Incomplete says the child asked for more input than the turn gave
-	// (run -continuation) and was interrupted back to its prompt.
-	Incomplete bool
-	// Status is what the prompt's group "status" showed at the turn's
-	// end (a shell's $?), if it showed a number; Prompt is every named
-	// group of the prompt that took part.
-	Status *int
-	Prompt map[string]string
-	// NotReady, set with TimedOut, says that the child had not been ready
-	// since it started or since the turn before was interrupted, and
-	// quotes its last line.
-	NotReady string
-	// Queued says the ask ended while it still waited for its turn (its
-	// time limit, from the end frame, or its context): nothing of it was
-	// written to the child, and no turn was interrupted for it.
-	Queued bool
-}
 
 // Options is one request to send.
 type Options struct {
@@ -114,10 +54,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if id == "" {
 		id = randname.New()
 	}
-	dir, err := enterDir(o.Dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return Result{}, fmt.Errorf("%w: %s does not exist", ErrNoAgent, o.Dir)
-	}
+	dir, err := enterDir(o.Dir, ErrNoAgent, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -125,39 +62,52 @@ func Send(ctx context.Context, o Options) (Result, error) {
 	if err := refuseNonExec(dir); err != nil {
 		return Result{}, err
 	}
-	reply, err := makeReply(dir)
-	if err != nil {
-		return Result{}, err
+	t := trip{in: dirInput(dir, inName),
+		relay: relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn, limit: limitFrom(o.Limit)},
+		line: func(reply string) ([]byte, error) {
+			return requestLine(id, reply, o.Stdin, o.Args, o.Limit)
+		},
+		gaveUp: func(*replyFIFO, *Result, bool) {
+			// Interrupted, or past send's own -timeout: the request is
+			// canceled, not left to notice that its reader went away
+			// (a line cut short may have been finished all the same).
+			cancelRequest(dir, inName, id)
+		},
 	}
-	defer reply.remove()
-
-	line, err := requestLine(id, reply.name, o.Stdin, o.Args, o.Limit)
-	if err != nil {
-		return Result{}, err
-	}
-	in := dirInput(dir, inName)
-	watch := newAgentWatch(in)
-	if err := writeRequest(ctx, in, line, reply); err != nil {
-		if ctx.Err() != nil {
-			cancelRequest(dir, inName, id) // the line may have been finished all the same
-		}
-		return Result{}, err
-	}
-	r := &relay{id: id, stdout: o.Stdout, stderr: o.Stderr, warn: o.Warn, limit: limitFrom(o.Limit)}
-	res, err := r.run(ctx, reply, watch)
-	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		// Interrupted, or past send's own -timeout: the request is
-		// canceled, not left to notice that its reader went away.
-		cancelRequest(dir, inName, id)
-	}
-	return res, err
+	return t.run(ctx)
 }
 
-// limitFrom is when a request whose limit is d, starting now, is over
-// (zero when d is 0: none).
-func limitFrom(d time.Duration) time.Time {
-	if d <= 0 {
-		return time.Time{}
+// refuseNonExec fails when the agent that serves dir runs in stream
+// mode, where a request line would be the child's input, or in sessions
+// mode, where DIR/in takes control lines: nothing is written then. An
+// agent writes its status file before it serves its FIFOs, so the file
+// read here is the serving agent's own.
+func refuseNonExec(dir *sharedir.Dir) error {
+	s, err := status.ReadAt(dir, statusName)
+	if err != nil || s.Mode != "stream" && s.Mode != status.ModeSessions || s.State == "stopped" {
+		return nil
 	}
-	return time.Now().Add(d)
+	if ok, err := status.AgentAliveAt(dir); err != nil || !ok {
+		return nil
+	}
+	return fmt.Errorf("the agent serving %s runs in %s mode; send needs -mode exec", dir.Path(), s.Mode)
+}
+
+// requestLine encodes one request as it is written to the input FIFO (args,
+// when there are any, in order), by protocol.WireLine: a newline first,
+// so that a fragment an earlier writer left unterminated ends there (the
+// agent skips the blank line that is left when there is none), then the
+// JSON object, sealed when it does not fit one atomic write, and its
+// newline.
+func requestLine(id, reply string, stdin []byte, args []string, limit time.Duration) ([]byte, error) {
+	r := protocol.Request{ID: id, Reply: reply, Args: args}
+	if utf8.Valid(stdin) {
+		r.Stdin = string(stdin)
+	} else {
+		r.StdinB64 = stdin
+	}
+	if limit > 0 {
+		r.Timeout = limit.String()
+	}
+	return encodeLine(r)
 }

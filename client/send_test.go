@@ -222,7 +222,7 @@ func TestSendLockRule(t *testing.T) {
 func TestAgentWatch(t *testing.T) {
 	checkLeaks(t)
 	dir := newDir(t)
-	d, err := enterDir(dir)
+	d, err := enterDir(dir, ErrNoAgent, "")
 	require.NoError(t, err)
 	defer d.Close()
 	w := newAgentWatch(dirInput(d, inName))

@@ -25,10 +25,6 @@ const LockPatience = time.Second
 // lockPoll is how often a write waiting for the lock tries again.
 const lockPoll = 5 * time.Millisecond
 
-// ErrLocked is returned by Send when a request larger than PipeBuf cannot
-// take the input FIFO's lock within LockPatience.
-var ErrLocked = errors.New("another writer holds the input FIFO's lock")
-
 // writeRequest writes line (protocol.WireLine's), which names reply, to
 // the input FIFO in, once reply's key allows it on that
 // FIFO and it is the FIFO the agent serves under that name (openInput),

@@ -19,8 +19,9 @@ import (
 // and the frames waiting for its reader. A writer goroutine of its own
 // writes them, so that nothing else ever waits for an asker's reader; a
 // watch notices at once when the reader leaves, even while nothing is
-// written. Its fields below the line are the conversation's, under c.mu.
+// written. Its fields below the line are under the turns' lock (t.mu).
 type asker struct {
+	t        *turns // whose turn it is
 	req      protocol.ParsedAsk
 	accepted time.Time
 	reply    *fifo.Reply
@@ -31,7 +32,7 @@ type asker struct {
 	frames  [][]byte  // waiting for the writer
 	held    int       // bytes in frames and in the write under way
 	partial []byte    // the start of a character cut at the end of the answer so far
-	more    sync.Cond // on c.mu: frames came, or done
+	more    sync.Cond // on t.mu: frames came, or done
 	done    bool      // the last frame is queued
 	failed  error     // a write failed or was given up: the rest is dropped
 	cut     bool      // a stopping agent dropped part of the answer
@@ -40,45 +41,45 @@ type asker struct {
 // errReaderGone is an asker whose reader left.
 var errReaderGone = errors.New("its asker went away")
 
-func (c *Conversation) newAsker(w *waiting, reply *fifo.Reply) *asker {
-	a := &asker{req: w.req, accepted: w.accepted, reply: reply, w: c.rule.NewWriter(reply)}
-	a.more.L = &c.mu
-	return a
-}
-
-// serveAsker starts a's writer and watch; the writer, once done, ends the
-// watch, keeps the reply FIFO for the asker's next ask (kept.go) or
-// closes it, and lets the next turn start.
-func (c *Conversation) serveAsker(a *asker) {
+// serve starts a's writer and watch; the writer, once done, ends the
+// watch and hands the reply FIFO back to the turns (served).
+func (a *asker) serve() {
 	watched := make(chan struct{})
-	c.wg.Add(2)
+	a.t.wg.Add(2)
 	a.reply.File().SetReadDeadline(time.Time{}) // a kept reply's watch before ended by one
 	go func() {
-		defer c.wg.Done()
+		defer a.t.wg.Done()
 		defer close(watched)
 		if answer.ReaderGone(a.reply.File()) {
 			a.gone.Store(true)
-			c.wakeLoop()
+			a.t.note.wakeLoop()
 		}
 	}()
 	go func() {
-		defer c.wg.Done()
-		c.write(a)
+		defer a.t.wg.Done()
+		a.write()
 		a.reply.File().SetReadDeadline(time.Unix(1, 0)) // ends the watch
 		<-watched
 		a.w.Close()
-		c.mu.Lock()
-		if a.failed == nil && !a.gone.Load() {
-			c.keep(a.reply) // for the asker's next ask
-		} else {
-			a.reply.Close()
-		}
-		if c.last == a {
-			c.last = nil
-		}
-		c.mu.Unlock()
-		c.wakeLoop()
+		a.t.served(a)
 	}()
+}
+
+// served takes a's reply FIFO back once its writer is done: it is kept
+// for the asker's next ask (kept.go) when every frame was written, and
+// closed otherwise; and the next turn may start.
+func (t *turns) served(a *asker) {
+	t.mu.Lock()
+	if a.failed == nil && !a.gone.Load() {
+		t.kept.keep(a.reply) // for the asker's next ask
+	} else {
+		a.reply.Close()
+	}
+	if t.last == a {
+		t.last = nil
+	}
+	t.mu.Unlock()
+	t.note.wakeLoop()
 }
 
 // write writes a's frames in order until the last one, those waiting
@@ -87,9 +88,10 @@ func (c *Conversation) serveAsker(a *asker) {
 // the patience, or the stop's deadline passed) the rest is dropped; it
 // returns once the turn is over, so that the turn is never left without
 // its writer.
-func (c *Conversation) write(a *asker) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (a *asker) write() {
+	t := a.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for {
 		for len(a.frames) == 0 && !a.done {
 			a.more.Wait()
@@ -103,19 +105,19 @@ func (c *Conversation) write(a *asker) {
 			}
 			clear(a.frames)
 			a.frames = a.frames[:0]
-			c.room.Broadcast()
+			t.room.Broadcast()
 			continue
 		}
 		f := a.nextBatch()
-		c.mu.Unlock()
+		t.mu.Unlock()
 		_, err := a.w.Write(f)
-		c.mu.Lock()
+		t.mu.Lock()
 		a.held -= len(f)
 		if err != nil && a.failed == nil {
-			a.failed = c.writeFailed(a, err)
-			c.wakeLoop()
+			a.failed = a.writeFailed(err)
+			t.note.wakeLoop()
 		}
-		c.room.Broadcast()
+		t.room.Broadcast()
 	}
 }
 
@@ -125,7 +127,7 @@ func (c *Conversation) write(a *asker) {
 // wakes it once.
 const batchMax = 64 << 10
 
-// nextBatch takes the frames to write next, under c.mu: the first one
+// nextBatch takes the frames to write next, under t.mu: the first one
 // waiting, joined with those after it while the whole fits in batchMax.
 func (a *asker) nextBatch() []byte {
 	n, size := 1, len(a.frames[0])
@@ -146,24 +148,25 @@ func (a *asker) nextBatch() []byte {
 }
 
 // writeFailed says why a write to a failed, and logs it.
-func (c *Conversation) writeFailed(a *asker, err error) error {
+func (a *asker) writeFailed(err error) error {
+	log, rule := a.t.log, a.t.rule
 	switch {
 	case a.gone.Load():
 		return errReaderGone
-	case bound.GivenUp(err) && c.rule.Stopping():
-		c.cfg.Log.Warn("stopping: giving up on an asker who does not read", "id", a.req.ID)
+	case bound.GivenUp(err) && rule.Stopping():
+		log.Warn("stopping: giving up on an asker who does not read", "id", a.req.ID)
 	case bound.GivenUp(err):
-		c.cfg.Log.Warn("giving up on an asker who took nothing: it loses its turn", "id", a.req.ID, "after", c.rule.Patience())
-		answer.DropGivenUp(c.cfg.Log, a.reply)
+		log.Warn("giving up on an asker who took nothing: it loses its turn", "id", a.req.ID, "after", rule.Patience())
+		answer.DropGivenUp(log, a.reply)
 	default:
-		c.cfg.Log.Info("ask's frames dropped: its reply fifo takes nothing", "id", a.req.ID, "err", err)
+		log.Info("ask's frames dropped: its reply fifo takes nothing", "id", a.req.ID, "err", err)
 	}
 	return err
 }
 
 // push queues frame for a, unless a write failed or the last frame is
 // queued already.
-func (c *Conversation) push(a *asker, frame []byte) {
+func (a *asker) push(frame []byte) {
 	if a.failed != nil || a.done {
 		return
 	}
@@ -175,7 +178,7 @@ func (c *Conversation) push(a *asker, frame []byte) {
 // answer queues data, answer of a's turn, as one frame. A character cut
 // at its end waits for its rest; while the agent stops, an answer that
 // outgrows maxHeld is dropped rather than wait.
-func (c *Conversation) answer(a *asker, data []byte) {
+func (a *asker) answer(data []byte) {
 	if len(a.partial) > 0 {
 		data = append(a.partial, data...)
 		a.partial = nil
@@ -188,20 +191,20 @@ func (c *Conversation) answer(a *asker, data []byte) {
 		return
 	}
 	frame := protocol.AppendData(nil, a.req.ID, protocol.FrameAnswer, whole)
-	if c.stopping && a.held+len(frame) > maxHeld {
+	if a.t.stopping && a.held+len(frame) > maxHeld {
 		if !a.cut {
-			c.cfg.Log.Warn("stopping: dropping the rest of an answer its asker does not take", "id", a.req.ID)
+			a.t.log.Warn("stopping: dropping the rest of an answer its asker does not take", "id", a.req.ID)
 		}
 		a.cut = true
 		return
 	}
-	c.push(a, frame)
+	a.push(frame)
 }
 
 // flushPartial queues the cut character left at the end of a's answer.
-func (c *Conversation) flushPartial(a *asker) {
+func (a *asker) flushPartial() {
 	if len(a.partial) > 0 {
-		c.push(a, protocol.AppendData(nil, a.req.ID, protocol.FrameAnswer, a.partial))
+		a.push(protocol.AppendData(nil, a.req.ID, protocol.FrameAnswer, a.partial))
 		a.partial = nil
 	}
 }

@@ -11,61 +11,67 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/turn"
+	"github.com/fifobridge/fifobridge/protocol"
 )
 
 // Conversation follows one stream's child, whichever child runs, and
-// serves its asks.
+// serves its asks. It wires its parts, each of one concern:
 //
-// One goroutine (loop) owns time: it ticks the tracker, probes a child at
-// its prompt (probe.go), ends turns past their limit, expires waiting asks
-// and starts the next turn. The copy of
-// the child's output, the ask reader and the stream engine's events call
-// in under mu; so do the asker's writer and watch.
+//   - askReader (askreader.go) reads DIR/ask and hands each ask accepted
+//     to the queue;
+//   - askQueue (queue.go) holds the asks waiting and begins the first
+//     one's turn once the child is ready;
+//   - turns (turns.go) is the turn in progress and its asker (asker.go),
+//     which writes its frames to its reply FIFO, and the one just ended;
+//   - running (running.go, notready.go) is the running child as its
+//     tracker follows it, and whether it is ready;
+//   - prober (probe.go), the loop's, asks the child's Reader whether it
+//     waits for input;
+//   - keptReply (kept.go) keeps the last asker's reply FIFO for its next
+//     ask; inputs (input.go) writes to the child; the transcript
+//     (transcript.go) copies the child's output to the output FIFO.
+//
+// One goroutine (loop, loop.go) owns time: it ticks the tracker, probes
+// a child at its prompt, ends turns past their limit, expires waiting
+// asks and starts the next turn. The copy of the child's output, the ask
+// reader and the stream engine's events call in under mu, the lock of
+// the queue, the turns and the running child, which decide together
+// whether a turn begins; so do the askers' writers. keptReply, inputs and
+// the transcript have their own lock, taken under mu, never around it.
 type Conversation struct {
 	cfg    *Config
-	child  Child
-	rule   *bound.Rule // how long writes to an asker wait
+	note   *notices   // wake the loop, poke the status file, tell the idle clock
+	kept   *keptReply // the last asker's reply FIFO, kept for its next ask
+	asks   askReader  // DIR/ask's reader, follower and sweep
 	script *transcript
-	input  inputs // the turns' input and typed interrupts, in order
+	input  inputs // the turns' input and the interrupts, in order
 
-	nextID uint64 // ids given to asks that came without one; the ask reader's own
+	quit      chan struct{} // closed by Stop: the loop returns
+	stopOnce  sync.Once
+	stopAfter func() bool    // ends the wait for the agent's stop
+	wg        sync.WaitGroup // every goroutine started here
 
-	wake       chan struct{} // poked when the loop has something to look at
-	quit       chan struct{} // closed by Stop: the loop returns
-	stopOnce   sync.Once
-	asks       *fifo.Source // DIR/ask, or nil
-	stopFollow context.CancelFunc
-	stopAfter  func() bool    // ends the wait for the agent's stop
-	wg         sync.WaitGroup // every goroutine started here
-
-	mu       sync.Mutex
-	room     sync.Cond     // on mu: an asker's frames were taken, the turn changed, a stop began
-	tracker  *turn.Tracker // the running child's; nil between children
-	clock    outputClock   // the tracker's clock
-	reader   Reader        // the running child's, or nil: -settle alone decides
-	children uint64        // children started: the running one's number
-	outputs  uint64        // calls of the tracker's Output: what it saw
-	queue    *bound.Queue[*waiting]
-	cur      *asker      // the turn in progress, or nil
-	last     *asker      // the turn just ended, while its frames are written, or nil
-	kept     *fifo.Reply // the last asker's reply FIFO, kept for its next ask (kept.go), or nil
-	stopping bool        // a stop began: the child's output is no longer held up
-	ended    error       // set when no child will answer again: asks get this
-	unready  unready     // when the child last stopped being ready outside a turn
-	scratch  []byte      // one call's answer
-
-	answered, timedOut, incomplete uint64
+	mu    sync.Mutex
+	child running  // the running child: its tracker, and whether it is ready
+	turn  turns    // the turn in progress and its asker
+	queue askQueue // the asks waiting for their turn
+	count tally    // how the turns ended
 }
 
 // New returns the conversation of a stream whose child is child, with
 // sink, the output FIFO, as its transcript. Start serves it.
 func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
-	c := &Conversation{cfg: cfg, child: child, rule: bound.NewRule(cfg.StopTimeout), script: newTranscript(sink),
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopFollow: func() {}, stopAfter: func() bool { return false },
-		queue: bound.NewQueue[*waiting](MaxQueued)}
-	c.room.L = &c.mu
-	c.input.wg, c.input.log = &c.wg, cfg.Log
+	c := &Conversation{cfg: cfg, script: newTranscript(sink), kept: &keptReply{replies: cfg.Replies},
+		note: &notices{wake: make(chan struct{}, 1), onPoke: cfg.Poke, onActivity: cfg.Activity},
+		quit: make(chan struct{}), stopAfter: func() bool { return false },
+		child: running{prompt: cfg.Prompt}}
+	c.input = inputs{to: child, terminal: cfg.Terminal, wg: &c.wg, log: cfg.Log}
+	c.turn = turns{mu: &c.mu, log: cfg.Log, rule: bound.NewRule(cfg.StopTimeout), wg: &c.wg, note: c.note,
+		child: &c.child, input: &c.input, kept: c.kept, count: &c.count}
+	c.turn.room.L = &c.mu
+	c.queue = askQueue{log: cfg.Log, replies: cfg.Replies, note: c.note, kept: c.kept, turn: &c.turn, child: &c.child,
+		count: &c.count, waiting: bound.NewQueue[*waiting](MaxQueued)}
+	c.asks = askReader{cfg: cfg, kept: c.kept, enqueue: c.enqueue, wg: &c.wg}
 	return c
 }
 
@@ -79,15 +85,15 @@ func (c *Conversation) Start(ctx context.Context) {
 	go func() { defer c.wg.Done(); c.loop() }()
 	go func() { defer c.wg.Done(); c.script.run() }()
 	c.stopAfter = context.AfterFunc(ctx, func() { defer c.wg.Done(); c.stopBegins() })
-	c.serveAsks()
+	c.asks.start()
 }
 
 // stopBegins is the start of the agent's stop.
 func (c *Conversation) stopBegins() {
-	c.rule.Stop()
+	c.turn.rule.Stop()
 	c.mu.Lock()
-	c.stopping = true
-	c.room.Broadcast()
+	c.turn.stop()
+	c.kept.refuse()
 	c.mu.Unlock()
 }
 
@@ -99,97 +105,30 @@ func (c *Conversation) stopBegins() {
 func (c *Conversation) Stop() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
-		if a := c.cur; a != nil {
-			c.finish(errorFrame(a.req.ID, errStopping))
-		}
-		c.endAll(errStopping)
-		c.dropKept()
-		c.room.Broadcast()
+		c.turn.fail(errStopping)
+		c.queue.endAll(errStopping)
+		c.kept.drop()
 		c.mu.Unlock()
 		close(c.quit)
 		if c.stopAfter() {
 			c.wg.Done() // the agent's stop will not come now
 		}
-		c.stopFollow()
-		if c.asks != nil {
-			c.asks.Close() // ends serveAsks
-		}
+		c.asks.stop()
 		c.script.close()
 	})
+}
+
+// enqueue is where the ask reader hands an accepted ask (askQueue.enqueue).
+func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queue.enqueue(req, reply, time.Now())
 }
 
 // Wait waits for every goroutine the conversation started: the last
 // asker's frames are written or given up (package bound), and every
 // descriptor it opened is closed.
 func (c *Conversation) Wait() { c.wg.Wait() }
-
-// loop runs the turns until Stop.
-func (c *Conversation) loop() {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	var sched probeSchedule
-	for {
-		now := time.Now()
-		next, ok, look := c.step(now)
-		if look.r != nil {
-			again, atOnce := c.probe(&sched, look, now)
-			if atOnce {
-				continue
-			}
-			if !again.IsZero() && (!ok || again.Before(next)) {
-				next, ok = again, true
-			}
-		}
-		t.Stop()
-		if ok {
-			t.Reset(max(time.Until(next), 0))
-		}
-		select {
-		case <-c.quit:
-			return
-		case <-c.wake:
-		case <-t.C:
-		}
-	}
-}
-
-// step does what is due at now, says when to look again, and returns the
-// prompt the child shows, not yet taken, for the loop to probe.
-func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tracker != nil && !c.clock.held() {
-		c.handle(c.tracker.Tick(c.clock.at(now)))
-	}
-	c.checkTurn(now)
-	c.expireWaiting(now)
-	c.startNext(now)
-	next, ok := c.nextLook()
-	look, _ := c.lookAtPrompt()
-	return next, ok, look
-}
-
-// wakeLoop has the loop look again, without waiting.
-func (c *Conversation) wakeLoop() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// poke says the status changed.
-func (c *Conversation) poke() {
-	if c.cfg.Poke != nil {
-		c.cfg.Poke()
-	}
-}
-
-// activity tells the idle clock that asks are being served.
-func (c *Conversation) activity() {
-	if c.cfg.Activity != nil {
-		c.cfg.Activity()
-	}
-}
 
 func since(t, now time.Time) int64 { return now.Sub(t).Milliseconds() }
 

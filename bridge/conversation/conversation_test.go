@@ -119,7 +119,7 @@ func TestStalledAsker(t *testing.T) {
 		h.out(strings.Repeat("x", 8<<20)) // far more than the FIFO and maxHeld hold
 	}()
 	h.interrupted()
-	require.GreaterOrEqual(t, time.Since(start), h.c.rule.Patience()-100*time.Millisecond, "interrupted before the patience")
+	require.GreaterOrEqual(t, time.Since(start), h.c.turn.rule.Patience()-100*time.Millisecond, "interrupted before the patience")
 	<-wrote // the output is no longer held up
 	h.out("^C\n" + testPrompt)
 	require.Equal(t, "next\n", h.input())
@@ -153,7 +153,7 @@ func TestBackpressure(t *testing.T) {
 	default:
 	}
 	h.c.mu.Lock()
-	held := h.c.cur.held
+	held := h.c.turn.cur.held
 	h.c.mu.Unlock()
 	require.LessOrEqual(t, held, maxHeld)
 	require.Greater(t, held, maxHeld/2)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
-	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/status"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
@@ -26,10 +24,8 @@ func (c *Conversation) Started() {
 		c.cfg.Log.Error("cannot follow the child's turns", "err", err)
 		return
 	}
-	c.tracker, c.clock, c.reader = tr, outputClock{}, nil
-	c.children++
-	c.unready = unready{since: status.SinceStart, at: time.Now()}
-	c.wakeLoop()
+	c.child.start(tr, time.Now())
+	c.note.wakeLoop()
 }
 
 // Reading gives the conversation r, which sees whether the child started
@@ -39,9 +35,8 @@ func (c *Conversation) Started() {
 func (c *Conversation) Reading(r Reader) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tracker != nil {
-		c.reader = r
-		c.wakeLoop()
+	if c.child.reading(r) {
+		c.note.wakeLoop()
 	}
 }
 
@@ -50,9 +45,7 @@ func (c *Conversation) Reading(r Reader) {
 func (c *Conversation) Typed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tracker != nil {
-		c.tracker.Typed()
-	}
+	c.child.typed()
 }
 
 // OutputEnded says the child's output ended: the turn in progress gets
@@ -60,9 +53,7 @@ func (c *Conversation) Typed() {
 func (c *Conversation) OutputEnded() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tracker != nil {
-		c.handle(c.tracker.EOF())
-	}
+	c.turn.handle(c.child.eof())
 }
 
 // Exited says the child ended with st, after its output was copied: the
@@ -73,18 +64,13 @@ func (c *Conversation) OutputEnded() {
 func (c *Conversation) Exited(st child.ExitStatus, last bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tracker != nil {
-		c.handle(c.tracker.EOF())
-	}
-	c.tracker, c.reader = nil, nil
-	if a := c.cur; a != nil {
-		c.finish(protocol.AppendExit(nil, a.req.ID, protocol.Exit{Code: st.Code(),
-			Signal: child.SignalName(st.Signal()), DurationMS: since(a.begun, time.Now())}))
-	}
-	if last && c.stopping {
-		c.endAll(errStopping)
+	c.turn.handle(c.child.eof())
+	c.child.end()
+	c.turn.exited(st, time.Now())
+	if last && c.turn.stopping {
+		c.queue.endAll(errStopping)
 	} else if last {
-		c.endAll(errNoChild)
+		c.queue.endAll(errNoChild)
 	}
-	c.poke()
+	c.note.poke()
 }

@@ -339,7 +339,7 @@ func (h *harness) waitHeld() {
 	h.waitFor("the output held up", func(int, string) bool {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		return h.c.clock.held()
+		return h.c.child.clock.held()
 	})
 }
 

@@ -7,21 +7,35 @@ import (
 	"sync"
 )
 
-// inputs writes the turns' input, and ^C typed on a terminal, to the
-// child in the order given, from one goroutine that lives while there is
-// something to write: a write the child does not take holds up only the
-// writes after it, never the conversation.
+// inputs writes to the child: the turns' input, and the interrupts, ^C
+// typed on a terminal or SIGINT on pipes. It writes in the order given,
+// from one goroutine that lives while there is something to write: a
+// write the child does not take holds up only the writes after it, never
+// the conversation. It has its own lock, taken under the conversation's.
 type inputs struct {
-	wg  *sync.WaitGroup // the conversation's: Wait waits for the writer
-	log *slog.Logger
+	to       Child
+	terminal bool            // the child runs on a terminal: interrupts are typed
+	wg       *sync.WaitGroup // the conversation's: Wait waits for the writer
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	todo    [][]byte
 	writing bool
 }
 
+// interrupt interrupts the child's foreground work: on a terminal ^C is
+// typed, after the input before it; on pipes its process group gets
+// SIGINT.
+func (q *inputs) interrupt() {
+	if q.terminal {
+		q.write([]byte{0x03})
+		return
+	}
+	q.to.Interrupt()
+}
+
 // write queues p for the child, and starts the writer if none runs.
-func (q *inputs) write(to Child, p []byte) {
+func (q *inputs) write(p []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.todo = append(q.todo, p)
@@ -32,13 +46,13 @@ func (q *inputs) write(to Child, p []byte) {
 	q.wg.Add(1)
 	go func() {
 		defer q.wg.Done()
-		q.run(to)
+		q.run()
 	}()
 }
 
 // run writes what is queued, in order, until nothing is; a write that
 // fails (the stream stops) is dropped.
-func (q *inputs) run(to Child) {
+func (q *inputs) run() {
 	for {
 		q.mu.Lock()
 		if len(q.todo) == 0 {
@@ -50,7 +64,7 @@ func (q *inputs) run(to Child) {
 		q.todo[0] = nil
 		q.todo = q.todo[1:]
 		q.mu.Unlock()
-		if err := to.WriteTurn(p); err != nil {
+		if err := q.to.WriteTurn(p); err != nil {
 			q.log.Warn("a turn's input was not delivered", "err", err)
 		}
 	}

@@ -21,9 +21,9 @@ func (h *harness) waitKept(name string) *fifo.Reply {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		h.c.mu.Lock()
-		k := h.c.kept
-		h.c.mu.Unlock()
+		h.c.kept.mu.Lock()
+		k := h.c.kept.reply
+		h.c.kept.mu.Unlock()
 		if k != nil && k.Name() == name {
 			return k
 		}
@@ -50,7 +50,7 @@ func TestKeptReply(t *testing.T) {
 	h.send(a, "two", nil)
 	require.Equal(t, "two\n", h.input())
 	h.c.mu.Lock()
-	require.Same(t, kept, h.c.cur.reply, "the second turn's reply fifo")
+	require.Same(t, kept, h.c.turn.cur.reply, "the second turn's reply fifo")
 	h.c.mu.Unlock()
 	h.out("2\n" + testPrompt)
 	a.requireAnswer("2\n")
@@ -109,7 +109,7 @@ func TestKeptReplyReaderGone(t *testing.T) {
 	a.keep = nil
 	h.send(a, "two", nil)
 	h.noInput(300 * time.Millisecond)
-	h.c.mu.Lock()
-	require.Nil(t, h.c.kept, "a reply fifo nobody reads, kept")
-	h.c.mu.Unlock()
+	h.c.kept.mu.Lock()
+	require.Nil(t, h.c.kept.reply, "a reply fifo nobody reads, kept")
+	h.c.kept.mu.Unlock()
 }

@@ -31,19 +31,19 @@ type unready struct {
 }
 
 // markUnready notes that the child, interrupted at now, is not ready
-// until it shows its prompt again. Under c.mu.
-func (c *Conversation) markUnready(now time.Time) {
-	if c.tracker != nil {
-		c.unready = unready{since: status.SinceInterrupt, at: now, readies: c.tracker.Readies()}
+// until it shows its prompt again.
+func (r *running) markUnready(now time.Time) {
+	if r.tracker != nil {
+		r.unready = unready{since: status.SinceInterrupt, at: now, readies: r.tracker.Readies()}
 	}
 }
 
 // markIncomplete notes that the child, interrupted at now after a turn
 // whose input (input) was incomplete, is not ready until it shows its
-// prompt again. Under c.mu.
-func (c *Conversation) markIncomplete(now time.Time, input string) {
-	c.markUnready(now)
-	c.unready.incomplete, c.unready.input = true, incompleteInput(input)
+// prompt again.
+func (r *running) markIncomplete(now time.Time, input string) {
+	r.markUnready(now)
+	r.unready.incomplete, r.unready.input = true, incompleteInput(input)
 }
 
 // incompleteInput is what a message quotes of an incomplete turn's
@@ -55,22 +55,21 @@ func incompleteInput(input string) string {
 
 // unreadyNow is what the status file says of a child that has not been
 // ready since unready's moment, or nil when it has been (or no child
-// runs). Under c.mu.
-func (c *Conversation) unreadyNow() *status.Unready {
-	if c.tracker == nil || c.tracker.Readies() != c.unready.readies {
+// runs).
+func (r *running) unreadyNow() *status.Unready {
+	if r.tracker == nil || r.tracker.Readies() != r.unready.readies {
 		return nil
 	}
-	return &status.Unready{Since: c.unready.since, At: c.unready.at,
-		Prompt: c.cfg.Prompt.String(), LastLine: string(c.tracker.LastLine()),
-		Incomplete: c.unready.incomplete, Input: c.unready.input}
+	return &status.Unready{Since: r.unready.since, At: r.unready.at,
+		Prompt: r.prompt.String(), LastLine: string(r.tracker.LastLine()),
+		Incomplete: r.unready.incomplete, Input: r.unready.input}
 }
 
 // notReady is the message of an ask past its limit at now when the child
 // has not been ready since unready's moment, or "" when it has (the ask
 // waited behind other turns, or its own turn ran long) or no child runs.
-// Under c.mu.
-func (c *Conversation) notReady(now time.Time) string {
-	if u := c.unreadyNow(); u != nil {
+func (r *running) notReady(now time.Time) string {
+	if u := r.unreadyNow(); u != nil {
 		return u.Message(now)
 	}
 	return ""

@@ -28,7 +28,7 @@ func (c *Conversation) Output(p []byte) {
 		c.take(p[:n])
 		p = p[n:]
 	}
-	c.wakeLoop()
+	c.note.wakeLoop()
 }
 
 // take gives the tracker p, at most piece bytes, once there is room for
@@ -36,63 +36,31 @@ func (c *Conversation) Output(p []byte) {
 func (c *Conversation) take(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.waitRoom(len(p))
-	c.outputs++
-	if c.tracker != nil {
-		c.handle(c.tracker.Output(p, c.clock.at(time.Now())))
-	}
+	c.turn.waitRoom(len(p))
+	c.turn.handle(c.child.output(p, time.Now()))
 }
 
 // waitRoom waits until the asker of the turn in progress has room for the
 // frames of n more bytes of output, or the turn ends, or the agent stops.
 // The tracker's clock stands still meanwhile: a child kept waiting is not
 // quiet.
-func (c *Conversation) waitRoom(n int) {
-	a := c.cur
-	if a == nil || c.roomFor(a, n) || c.stopping {
+func (t *turns) waitRoom(n int) {
+	a := t.cur
+	if a == nil || a.roomFor(n) || t.stopping {
 		return
 	}
-	c.clock.hold(time.Now())
-	for c.cur == a && !c.roomFor(a, n) && a.failed == nil && !c.stopping {
-		c.room.Wait()
+	t.child.clock.hold(time.Now())
+	for t.cur == a && !a.roomFor(n) && a.failed == nil && !t.stopping {
+		t.room.Wait()
 	}
-	c.clock.release(time.Now())
-	c.wakeLoop() // the tracker's deadline counts again
+	t.child.clock.release(time.Now())
+	t.note.wakeLoop() // the tracker's deadline counts again
 }
 
 // roomFor says whether a's frames of n more bytes of output fit in
 // maxHeld: at worst every byte, and what the tracker held of the line
 // before, is escaped as \u00XX, in one frame.
-func (c *Conversation) roomFor(a *asker, n int) bool {
+func (a *asker) roomFor(n int) bool {
 	worst := 6*(n+turn.MaxHold+len(a.partial)) + 6*protocol.MaxIDLen + 64
 	return a.held == 0 || a.held+worst <= maxHeld
-}
-
-// outputClock is the tracker's clock: the time less every while the
-// child's output was held up for an asker, so that a child kept waiting
-// is not taken for a quiet one.
-type outputClock struct {
-	heldFor time.Duration // the whiles held up so far
-	since   time.Time     // when the current one began; zero: none
-}
-
-// at is the tracker's time at now.
-func (k *outputClock) at(now time.Time) time.Time {
-	if !k.since.IsZero() {
-		now = k.since
-	}
-	return now.Add(-k.heldFor)
-}
-
-// real is the time at which the tracker's clock shows t, while the
-// output is not held up.
-func (k *outputClock) real(t time.Time) time.Time { return t.Add(k.heldFor) }
-
-func (k *outputClock) held() bool { return !k.since.IsZero() }
-
-func (k *outputClock) hold(now time.Time) { k.since = now }
-
-func (k *outputClock) release(now time.Time) {
-	k.heldFor += now.Sub(k.since)
-	k.since = time.Time{}
 }

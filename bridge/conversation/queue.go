@@ -5,11 +5,14 @@ package conversation
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // waiting is an accepted ask before its turn: its request alone. It holds
@@ -20,114 +23,134 @@ type waiting struct {
 	accepted time.Time
 }
 
-// enqueue takes an accepted ask, whose reply FIFO the caller opened; it
-// fails when no child will answer, or when MaxQueued wait already. When
-// the child is ready and no other ask waits or has its turn (or its last
-// frames written), the ask's turn begins at once with reply, which the
-// conversation then keeps (kept): it is not opened a second time, nor
-// left for the loop to begin. Otherwise the ask waits, holding nothing;
-// the caller closes reply.
-func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended != nil {
-		return false, c.ended
+// askQueue is the asks waiting for their turn, in arrival order, at most
+// MaxQueued: how an accepted ask waits, when the first one begins its
+// turn, and how one past its limit, or one no child will answer, is
+// answered at once without a turn. Under the conversation's lock.
+type askQueue struct {
+	log     *slog.Logger
+	replies *sharedir.Dir // DIR/replies, where an ask's last frame is written at once
+	note    *notices
+	kept    *keptReply
+	turn    *turns
+	child   *running
+	count   *tally
+
+	waiting *bound.Queue[*waiting]
+	ended   error // set when no child will answer again: asks get this
+}
+
+// enqueue takes an ask accepted at now, whose reply FIFO the caller
+// opened; it fails when no child will answer, or when MaxQueued wait
+// already. When the child is ready and no other ask waits or has its
+// turn (or its last frames written), the ask's turn begins at once with
+// reply, which the turn then keeps (kept): it is not opened a second
+// time, nor left for the loop to begin. Otherwise the ask waits, holding
+// nothing; the caller closes reply.
+func (q *askQueue) enqueue(req protocol.ParsedAsk, reply *fifo.Reply, now time.Time) (kept bool, err error) {
+	if q.ended != nil {
+		return false, q.ended
 	}
-	now := time.Now()
 	w := &waiting{req: req, accepted: now}
-	if c.queue.Len() == 0 && c.cur == nil && c.last == nil && !c.stopping && c.tracker != nil && c.tracker.Ready() &&
-		!expired(req, now, now) {
-		c.activity()
-		c.begin(c.newAsker(w, reply), now)
-		c.wakeLoop() // for the turn's limit and quiet time
-		c.poke()
+	if q.waiting.Len() == 0 && q.turn.free() && q.child.ready() && !expired(req, now, now) {
+		q.note.activity()
+		q.turn.begin(w, reply, now)
+		q.note.wakeLoop() // for the turn's limit and quiet time
+		q.note.poke()
 		return true, nil
 	}
-	if !c.queue.Put(w) {
+	if !q.waiting.Put(w) {
 		return false, errTooMany
 	}
-	c.activity()
-	c.wakeLoop()
-	c.poke()
+	q.note.activity()
+	q.note.wakeLoop()
+	q.note.poke()
 	return false, nil
 }
 
-// open opens the reply FIFO of w, whose turn starts: its asker, or nil
+// len is how many asks wait.
+func (q *askQueue) len() int { return q.waiting.Len() }
+
+// startNext starts the first waiting ask whose asker is still there, once
+// the child is ready and the last asker's frames are written. A child
+// that was interrupted is ready only once it shows its prompt again.
+func (q *askQueue) startNext(now time.Time) {
+	for q.turn.free() && q.child.ready() && q.waiting.Len() > 0 {
+		w := q.waiting.Pop()
+		if reply := q.open(w); reply != nil {
+			q.turn.begin(w, reply, now)
+		}
+		q.note.poke()
+	}
+}
+
+// open opens the reply FIFO of w, whose turn starts, or returns nil
 // when the asker went away (nobody reads its FIFO, or it is gone) or the
 // FIFO cannot be used; such an ask is dropped, and the child never sees
 // it.
-func (c *Conversation) open(w *waiting) *asker {
-	reply, err := c.openReply(w.req.Reply)
+func (q *askQueue) open(w *waiting) *fifo.Reply {
+	reply, err := q.kept.open(w.req.Reply)
 	switch {
 	case err == nil:
-		return c.newAsker(w, reply)
+		return reply
 	case errors.Is(err, fifo.ErrNoReader), errors.Is(err, fs.ErrNotExist):
-		c.cfg.Log.Info("ask dropped at its turn: its asker went away", "id", w.req.ID)
+		q.log.Info("ask dropped at its turn: its asker went away", "id", w.req.ID)
 	default:
-		c.cfg.Log.Warn("ask dropped at its turn: its reply fifo cannot be opened", "id", w.req.ID, "err", err)
+		q.log.Warn("ask dropped at its turn: its reply fifo cannot be opened", "id", w.req.ID, "err", err)
 		if !answer.NotAReply(err) {
-			answer.DropUnanswerable(c.cfg.Log, c.cfg.Replies, w.req.Reply, err)
+			answer.DropUnanswerable(q.log, q.replies, w.req.Reply, err)
 		}
 	}
 	return nil
 }
 
-// expireWaiting answers the waiting asks past their time limit with their
-// end frame (timed out, queued), without a turn: nothing of theirs was
-// written to the child, and no turn is interrupted for them.
-func (c *Conversation) expireWaiting(now time.Time) {
-	for _, w := range c.queue.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
-		notReady := c.notReady(now)
-		c.cfg.Log.Info("ask gave up while queued: nothing was sent to the child", "id", w.req.ID, "limit", w.req.Limit,
-			"why", c.whyWaiting(notReady))
-		c.timedOut++
-		c.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, Queued: true, NotReady: notReady,
+// expire answers the waiting asks past their time limit at now with
+// their end frame (timed out, queued), without a turn: nothing of theirs
+// was written to the child, and no turn is interrupted for them.
+func (q *askQueue) expire(now time.Time) {
+	for _, w := range q.waiting.Remove(func(w *waiting) bool { return expired(w.req, w.accepted, now) }) {
+		notReady := q.child.notReady(now)
+		q.log.Info("ask gave up while queued: nothing was sent to the child", "id", w.req.ID, "limit", w.req.Limit,
+			"why", q.turn.whyWaiting(notReady))
+		q.count.timedOut++
+		q.answerNow(w.req, protocol.AppendEnd(nil, w.req.ID, protocol.End{TimedOut: true, Queued: true, NotReady: notReady,
 			DurationMS: since(w.accepted, now)}))
-		c.poke()
+		q.note.poke()
 	}
 }
 
-// whyWaiting says why the waiting asks have not begun: the child has not
-// been ready since it started or was interrupted (notReady, when not ""),
-// a turn ahead of them has not ended, no child runs, or the child has
-// shown no prompt since its last turn or input. Under c.mu.
-func (c *Conversation) whyWaiting(notReady string) string {
-	switch {
-	case notReady != "":
-		return notReady
-	case c.cur != nil:
-		return "the turn ahead of it was still running"
-	case c.last != nil:
-		return "the turn ahead of it was still writing its last frames"
-	case c.tracker == nil:
-		return "no child was running: it waited for the child's restart"
-	}
-	return "the child has shown no prompt since its last turn or input"
+// limits gives take the time limit of every waiting ask that has one.
+func (q *askQueue) limits(take func(time.Time, bool)) {
+	q.waiting.Each(func(w *waiting) {
+		take(w.accepted.Add(w.req.Limit), w.req.Limit > 0)
+	})
 }
 
-// endAll answers every waiting ask with err, and every later one.
-func (c *Conversation) endAll(err error) {
-	if c.ended == nil {
-		c.ended = err
+// endAll answers every waiting ask with err, and every later one; no
+// reply FIFO is kept from now on.
+func (q *askQueue) endAll(err error) {
+	if q.ended == nil {
+		q.ended = err
 	}
-	for _, w := range c.queue.Drain() {
-		c.cfg.Log.Info("ask refused", "id", w.req.ID, "err", err)
-		c.answerNow(w.req, errorFrame(w.req.ID, err))
+	q.kept.refuse()
+	for _, w := range q.waiting.Drain() {
+		q.log.Info("ask refused", "id", w.req.ID, "err", err)
+		q.answerNow(w.req, errorFrame(w.req.ID, err))
 	}
 }
 
 // answerNow writes frame, at most PIPE_BUF bytes, to the reply FIFO of req
 // without waiting, and closes it: a frame nobody can take at once is
 // dropped, as is one for an asker that went away.
-func (c *Conversation) answerNow(req protocol.ParsedAsk, frame []byte) {
-	reply, err := fifo.OpenReply(c.cfg.Replies, req.Reply)
+func (q *askQueue) answerNow(req protocol.ParsedAsk, frame []byte) {
+	reply, err := fifo.OpenReply(q.replies, req.Reply)
 	if err != nil {
-		c.cfg.Log.Info("ask's last frame dropped: its asker went away", "id", req.ID, "err", err)
+		q.log.Info("ask's last frame dropped: its asker went away", "id", req.ID, "err", err)
 		return
 	}
 	defer reply.Close()
 	if err := answer.WriteNow(reply, frame); err != nil {
-		c.cfg.Log.Warn("ask's last frame dropped: its reply fifo takes nothing", "id", req.ID, "err", err)
+		q.log.Warn("ask's last frame dropped: its reply fifo takes nothing", "id", req.ID, "err", err)
 	}
 }
 

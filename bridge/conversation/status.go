@@ -4,16 +4,25 @@ package conversation
 
 import "github.com/fifobridge/fifobridge/status"
 
+// tally counts how the turns ended, for the status file. Under the
+// conversation's lock.
+type tally struct {
+	answered   uint64 // at the child's prompt
+	timedOut   uint64 // past their limit, in their turn or while waiting
+	incomplete uint64 // at the child's continuation prompt
+}
+
 // Snapshot is the conversation's part of the status file: its turns, and
 // the transcript's counts.
 func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := "busy"
-	if c.cur == nil && c.tracker != nil && c.tracker.Ready() {
+	if c.turn.cur == nil && c.child.ready() {
 		st = "ready"
 	}
-	return &status.Turn{State: st, Queued: c.queue.Len(), Answered: c.answered, TimedOut: c.timedOut, Incomplete: c.incomplete, Unready: c.unreadyNow()},
+	return &status.Turn{State: st, Queued: c.queue.len(), Answered: c.count.answered, TimedOut: c.count.timedOut,
+			Incomplete: c.count.incomplete, Unready: c.child.unreadyNow()},
 		&status.Transcript{Written: c.script.written.Load(), Dropped: c.script.dropped.Load()}
 }
 
@@ -22,7 +31,7 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 func (c *Conversation) Busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.queue.Len() > 0 || c.cur != nil || c.last != nil
+	return c.queue.len() > 0 || c.turn.busy()
 }
 
 // Readied reports whether the child started last has been ready since it
@@ -30,5 +39,5 @@ func (c *Conversation) Busy() bool {
 func (c *Conversation) Readied() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tracker != nil && c.tracker.Readies() > 0
+	return c.child.readied()
 }

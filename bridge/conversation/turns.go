@@ -3,54 +3,77 @@
 package conversation
 
 import (
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
+	"github.com/fifobridge/fifobridge/child"
+	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
-// This file is the turn in progress: how it starts, what the child's
-// output gives it, and how it ends. Everything here runs under c.mu.
+// turns is the turn in progress and its asker, and the turn just ended
+// while its asker's last frames are written: how a turn begins (its input
+// written to the child, its asker served), what of the child's output it
+// gets, and how it ends. Only these two askers have a reply FIFO open.
+// Everything here runs under the conversation's lock (mu), which the
+// askers' writers take too; room is on it.
+type turns struct {
+	mu    *sync.Mutex // the conversation's
+	room  sync.Cond   // on mu: an asker's frames were taken, the turn changed, a stop began
+	log   *slog.Logger
+	rule  *bound.Rule     // how long writes to an asker wait
+	wg    *sync.WaitGroup // the conversation's: Wait waits for the askers' goroutines
+	note  *notices
+	child *running
+	input *inputs
+	kept  *keptReply
+	count *tally
 
-// startNext starts the first waiting ask whose asker is still there, once
-// the child is ready and the last asker's frames are written. A child
-// that was interrupted is ready only once it shows its prompt again.
-func (c *Conversation) startNext(now time.Time) {
-	for c.cur == nil && c.last == nil && !c.stopping && c.tracker != nil && c.tracker.Ready() && c.queue.Len() > 0 {
-		w := c.queue.Pop()
-		if a := c.open(w); a != nil {
-			c.begin(a, now)
-		}
-		c.poke()
-	}
+	cur      *asker // the turn in progress, or nil
+	last     *asker // the turn just ended, while its frames are written, or nil
+	stopping bool   // a stop began: the child's output is no longer held up
+	scratch  []byte // one call's answer
 }
 
-// begin starts a's turn: the tracker is told, the input written, and a's
-// writer and watch started.
-func (c *Conversation) begin(a *asker, now time.Time) {
+// free says whether a turn may begin, as far as the turns go: none is in
+// progress or writing its last frames, and the agent is not stopping.
+func (t *turns) free() bool { return t.cur == nil && t.last == nil && !t.stopping }
+
+// busy says whether a turn is in progress or writing its last frames.
+func (t *turns) busy() bool { return t.cur != nil || t.last != nil }
+
+// begin starts the turn of w at now, with reply, its reply FIFO, open:
+// the tracker is told, the input written, and the asker's writer and
+// watch started.
+func (t *turns) begin(w *waiting, reply *fifo.Reply, now time.Time) {
+	a := &asker{t: t, req: w.req, accepted: w.accepted, reply: reply, w: t.rule.NewWriter(reply)}
+	a.more.L = t.mu
 	input := turn.Line([]byte(a.req.Input))
-	c.handle(c.tracker.Begin(input, a.req.Quiet, c.clock.at(now))) // what is left before is no answer
-	c.cur, a.begun = a, now
-	c.input.write(c.child, input)
-	c.serveAsker(a)
+	t.handle(t.child.begin(input, a.req.Quiet, now)) // what is left before is no answer
+	t.cur, a.begun = a, now
+	t.input.write(input)
+	a.serve()
 }
 
-// checkTurn interrupts the turn in progress when its asker went away or
+// check interrupts the turn in progress when its asker went away or
 // stopped reading, or it is past its time limit.
-func (c *Conversation) checkTurn(now time.Time) {
-	a := c.cur
+func (t *turns) check(now time.Time) {
+	a := t.cur
 	switch {
 	case a == nil:
 	case a.gone.Load():
-		c.cfg.Log.Info("turn interrupted: its ask went away", "id", a.req.ID)
-		c.abandon(nil)
+		t.log.Info("turn interrupted: its ask went away", "id", a.req.ID)
+		t.abandon(nil)
 	case a.failed != nil:
-		c.cfg.Log.Info("turn interrupted: its asker lost it", "id", a.req.ID, "err", a.failed)
-		c.abandon(nil)
+		t.log.Info("turn interrupted: its asker lost it", "id", a.req.ID, "err", a.failed)
+		t.abandon(nil)
 	case expired(a.req, a.accepted, now):
-		c.cfg.Log.Info("turn interrupted: past its time limit", "id", a.req.ID, "limit", a.req.Limit)
-		c.timedOut++
-		c.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, NotReady: c.notReady(now),
+		t.log.Info("turn interrupted: past its time limit", "id", a.req.ID, "limit", a.req.Limit)
+		t.count.timedOut++
+		t.abandon(protocol.AppendEnd(nil, a.req.ID, protocol.End{TimedOut: true, NotReady: t.child.notReady(now),
 			DurationMS: since(a.begun, now)}))
 	}
 }
@@ -61,27 +84,36 @@ func expired(req protocol.ParsedAsk, accepted, now time.Time) bool {
 	return req.Limit > 0 && !now.Before(accepted.Add(req.Limit))
 }
 
+// limit is when the turn in progress is past its time limit, if it has
+// one.
+func (t *turns) limit() (time.Time, bool) {
+	if a := t.cur; a != nil && a.req.Limit > 0 {
+		return a.accepted.Add(a.req.Limit), true
+	}
+	return time.Time{}, false
+}
+
 // handle passes the segments of the child's output the tracker settled to
 // the turn in progress: its answer, in one frame, and its end.
-func (c *Conversation) handle(segs []turn.Segment) {
-	a := c.cur
+func (t *turns) handle(segs []turn.Segment) {
+	a := t.cur
 	if a == nil {
 		return
 	}
-	data := c.scratch[:0]
+	data := t.scratch[:0]
 	for _, s := range segs {
 		switch s.Kind {
 		case turn.Answer:
 			data = append(data, s.Data...)
 		case turn.End, turn.Incomplete:
-			c.answer(a, data)
-			c.scratch = data[:0]
-			c.endTurn(a, s.Kind, time.Now())
+			a.answer(data)
+			t.scratch = data[:0]
+			t.endTurn(a, s.Kind, time.Now())
 			return // what follows belongs to no turn
 		}
 	}
-	c.answer(a, data)
-	c.scratch = data[:0]
+	a.answer(data)
+	t.scratch = data[:0]
 }
 
 // endTurn ends a's turn at now, as the tracker says (kind): at the child's
@@ -89,88 +121,87 @@ func (c *Conversation) handle(segs []turn.Segment) {
 // frame, or at its continuation prompt after the whole input (Incomplete):
 // the child wants more than the turn gave, and is interrupted back to its
 // prompt, which the next turn waits for.
-func (c *Conversation) endTurn(a *asker, kind turn.Kind, now time.Time) {
+func (t *turns) endTurn(a *asker, kind turn.Kind, now time.Time) {
 	e := protocol.End{DurationMS: since(a.begun, now)}
 	if kind == turn.Incomplete {
-		c.cfg.Log.Info("turn incomplete: the child asks for more input; interrupting it", "id", a.req.ID)
-		c.incomplete++
+		t.log.Info("turn incomplete: the child asks for more input; interrupting it", "id", a.req.ID)
+		t.count.incomplete++
 		e.Incomplete = true
-		c.finish(protocol.AppendEnd(nil, a.req.ID, e))
-		c.markIncomplete(now, a.req.Input)
-		c.interrupt()
+		t.finish(protocol.AppendEnd(nil, a.req.ID, e))
+		t.child.markIncomplete(now, a.req.Input)
+		t.input.interrupt()
 		return
 	}
-	c.answered++
-	for _, g := range c.tracker.Groups() {
-		e.Prompt = append(e.Prompt, protocol.PromptGroup{Name: g.Name, Text: g.Text})
+	t.count.answered++
+	t.child.endOf(&e)
+	t.finish(protocol.AppendEnd(nil, a.req.ID, e))
+}
+
+// exited ends the turn in progress, if any, with the exit frame of its
+// child, which ended with st at now.
+func (t *turns) exited(st child.ExitStatus, now time.Time) {
+	if a := t.cur; a != nil {
+		t.finish(protocol.AppendExit(nil, a.req.ID, protocol.Exit{Code: st.Code(),
+			Signal: child.SignalName(st.Signal()), DurationMS: since(a.begun, now)}))
 	}
-	if n, ok := c.tracker.Status(); ok {
-		e.Status = &n
+}
+
+// fail ends the turn in progress, if any, with an error frame: err.
+func (t *turns) fail(err error) {
+	if a := t.cur; a != nil {
+		t.finish(errorFrame(a.req.ID, err))
 	}
-	c.finish(protocol.AppendEnd(nil, a.req.ID, e))
+	t.room.Broadcast()
 }
 
 // finish ends the turn in progress with its last frame: its asker becomes
 // the last one until its frames are written.
-func (c *Conversation) finish(last []byte) {
-	a := c.cur
-	c.cur = nil
-	c.flushPartial(a)
+func (t *turns) finish(last []byte) {
+	a := t.cur
+	t.cur = nil
+	a.flushPartial()
 	if last != nil {
-		c.push(a, last)
+		a.push(last)
 	}
 	a.done = true
 	a.more.Broadcast()
-	c.last = a
-	c.room.Broadcast()
-	c.activity()
-	c.poke()
+	t.last = a
+	t.room.Broadcast()
+	t.note.activity()
+	t.note.poke()
 }
 
 // abandon interrupts the turn in progress: what the child writes until it
 // is ready again is dropped, the child is interrupted, and the next turn
 // waits until it shows its prompt again.
-func (c *Conversation) abandon(last []byte) {
-	c.handle(c.tracker.Abandon())
-	c.finish(last)
-	c.markUnready(time.Now())
-	c.interrupt()
+func (t *turns) abandon(last []byte) {
+	t.handle(t.child.abandon())
+	t.finish(last)
+	t.child.markUnready(time.Now())
+	t.input.interrupt()
 }
 
-// interrupt interrupts the child's foreground work: on a terminal ^C is
-// typed, after the input before it; on pipes its process group gets
-// SIGINT.
-func (c *Conversation) interrupt() {
-	if c.cfg.Terminal {
-		c.input.write(c.child, []byte{0x03})
-		return
-	}
-	c.child.Interrupt()
+// stop says the agent's stop began: the child's output is no longer held
+// up for an asker, and no turn begins.
+func (t *turns) stop() {
+	t.stopping = true
+	t.room.Broadcast()
 }
 
-// nextLook is when the loop looks again: the tracker's deadline (none
-// while the child's output is held up), the turn's limit, the first
-// limit of a waiting ask.
-func (c *Conversation) nextLook() (time.Time, bool) {
-	var next time.Time
-	ok := false
-	take := func(t time.Time) {
-		if !ok || t.Before(next) {
-			next, ok = t, true
-		}
+// whyWaiting says why the waiting asks have not begun: the child has not
+// been ready since it started or was interrupted (notReady, when not ""),
+// a turn ahead of them has not ended, no child runs, or the child has
+// shown no prompt since its last turn or input.
+func (t *turns) whyWaiting(notReady string) string {
+	switch {
+	case notReady != "":
+		return notReady
+	case t.cur != nil:
+		return "the turn ahead of it was still running"
+	case t.last != nil:
+		return "the turn ahead of it was still writing its last frames"
+	case t.child.tracker == nil:
+		return "no child was running: it waited for the child's restart"
 	}
-	if c.tracker != nil && !c.clock.held() {
-		if d, has := c.tracker.Deadline(); has {
-			take(c.clock.real(d))
-		}
-	}
-	if a := c.cur; a != nil && a.req.Limit > 0 {
-		take(a.accepted.Add(a.req.Limit))
-	}
-	c.queue.Each(func(w *waiting) {
-		if w.req.Limit > 0 {
-			take(w.accepted.Add(w.req.Limit))
-		}
-	})
-	return next, ok
+	return "the child has shown no prompt since its last turn or input"
 }

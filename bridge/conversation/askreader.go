@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/bridge/internal/follow"
@@ -14,44 +15,75 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// serveAsks opens DIR/ask and starts its reader, its follower (a replaced
-// one is served, a missing one made again, as DIR/in is) and the sweep of
-// reply FIFOs killed asks left behind; Stop ends them. A DIR/ask that
-// cannot be served now (removed since the agent made it) is followed all
-// the same, from the start: its reader waits for the FIFO the follower
-// finds or makes. Without DIR nobody can ask, and that is logged.
-func (c *Conversation) serveAsks() {
-	cfg := c.cfg
+// askReader is the reader of DIR/ask: it reads ask lines, answers at once
+// those it refuses, and hands the others, with their reply FIFO open, to
+// the queue (enqueue). With the reader go DIR/ask's follower (a replaced
+// one is served, a missing one made again, as DIR/in is) and the sweep
+// of reply FIFOs killed asks left behind. Its fields are set by start,
+// before its goroutines run, and read by stop after; nextID is the
+// reader goroutine's alone. It takes no lock of its own: the kept reply
+// FIFO and the queue take theirs.
+type askReader struct {
+	cfg  *Config
+	kept *keptReply
+	// enqueue takes an accepted ask and its reply FIFO (see
+	// askQueue.enqueue); it says whether it kept the FIFO.
+	enqueue func(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error)
+	wg      *sync.WaitGroup // the conversation's: Wait waits for the reader's goroutines
+
+	src        *fifo.Source // DIR/ask, or nil
+	stopFollow context.CancelFunc
+	nextID     uint64 // ids given to asks that came without one
+}
+
+// start opens DIR/ask and starts its reader, its follower and the reply
+// sweep; stop ends them. A DIR/ask that cannot be served now (removed
+// since the agent made it) is followed all the same, from the start: its
+// reader waits for the FIFO the follower finds or makes. Without DIR
+// nobody can ask, and that is logged.
+func (r *askReader) start() {
+	cfg := r.cfg
 	if cfg.Dir == nil || cfg.Replies == nil {
 		cfg.Log.Warn("no " + AskName + " fifo: the directory is missing; nobody can ask")
 		return
 	}
-	src := c.openAsks()
-	c.asks = src
+	src := r.open()
+	r.src = src
 	ctx, stop := context.WithCancel(context.Background())
-	c.stopFollow = stop
+	r.stopFollow = stop
 	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
 	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
-	c.wg.Add(3)
-	go func() { defer c.wg.Done(); c.readAsks(src) }()
-	go func() { defer c.wg.Done(); follow.Ends(ctx, ends, o) }()
+	r.wg.Add(3)
+	go func() { defer r.wg.Done(); r.read(src) }()
+	go func() { defer r.wg.Done(); follow.Ends(ctx, ends, o) }()
 	go func() {
-		defer c.wg.Done()
+		defer r.wg.Done()
 		// A waiting ask holds no reply FIFO open, but its asker holds
 		// its read end: the sweep takes only FIFOs nobody reads.
 		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
 	}()
 }
 
-// openAsks opens DIR/ask as the agent's Source and claims it; where that
+// stop stops the follower and the sweep, and closes DIR/ask, which ends
+// the reader.
+func (r *askReader) stop() {
+	if r.stopFollow != nil {
+		r.stopFollow()
+	}
+	if r.src != nil {
+		r.src.Close()
+	}
+}
+
+// open opens DIR/ask as the agent's Source and claims it; where that
 // fails (DIR/ask is missing, not a FIFO, or one another end serves), it
 // returns a pending Source, which serves the first FIFO its follower
 // accepts there: asks are served once DIR/ask names one again.
-func (c *Conversation) openAsks() *fifo.Source {
-	cfg := c.cfg
+func (r *askReader) open() *fifo.Source {
+	cfg := r.cfg
 	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
 	if err == nil {
-		err = c.claim(src)
+		err = r.claim(src)
 	}
 	if err == nil {
 		return src
@@ -59,7 +91,7 @@ func (c *Conversation) openAsks() *fifo.Source {
 	cfg.Log.Warn("cannot serve the ask fifo yet; it is followed, and asks are served once it names a fifo again "+
 		"(one missing for a second is made again, with -create)", "path", cfg.Dir.Join(AskName), "err", err)
 	src = fifo.PendingSourceAt(cfg.Dir, AskName)
-	if err := c.claim(src); err != nil { // a pending Source claims nothing: cannot fail
+	if err := r.claim(src); err != nil { // a pending Source claims nothing: cannot fail
 		cfg.Log.Warn("cannot record the ask fifo's role", "err", err)
 	}
 	return src
@@ -68,29 +100,29 @@ func (c *Conversation) openAsks() *fifo.Source {
 // claim records src as DIR/ask in cfg.Roles, when set, and has the status
 // file say so; src is closed when another of the agent's ends serves, or
 // served, its FIFO.
-func (c *Conversation) claim(src *fifo.Source) error {
-	if c.cfg.Roles == nil {
+func (r *askReader) claim(src *fifo.Source) error {
+	if r.cfg.Roles == nil {
 		return nil
 	}
-	if err := c.cfg.Roles.Serve(follow.RoleAsk, src); err != nil {
+	if err := r.cfg.Roles.Serve(follow.RoleAsk, src); err != nil {
 		src.Close()
-		return fmt.Errorf("serve fifo %s: %w", c.cfg.Dir.Join(AskName), err)
+		return fmt.Errorf("serve fifo %s: %w", r.cfg.Dir.Join(AskName), err)
 	}
-	if c.cfg.Poke != nil {
-		c.cfg.Poke()
+	if r.cfg.Poke != nil {
+		r.cfg.Poke()
 	}
 	return nil
 }
 
-// readAsks reads ask lines from src until it is closed, and queues each
+// read reads ask lines from src until it is closed, and queues each
 // ask or answers it with one error frame.
-func (c *Conversation) readAsks(src *fifo.Source) {
-	lines := protocol.NewLineReader(src, c.cfg.MaxRequest)
+func (r *askReader) read(src *fifo.Source) {
+	lines := protocol.NewLineReader(src, r.cfg.MaxRequest)
 	lines.Each(func(line []byte, err error) { // until src is closed: stopping
 		if err == nil && protocol.IsBlank(line) {
 			return
 		}
-		c.accept(line, err)
+		r.accept(line, err)
 	})
 }
 
@@ -104,7 +136,7 @@ func (c *Conversation) readAsks(src *fifo.Source) {
 // before is taken, kept.go) to check it and to refuse at once, and closed
 // again unless the ask's turn begins at once (enqueue): a waiting ask
 // holds no descriptor.
-func (c *Conversation) accept(line []byte, err error) {
+func (r *askReader) accept(line []byte, err error) {
 	var req protocol.ParsedAsk
 	var tooLong *protocol.TooLongError
 	if errors.As(err, &tooLong) {
@@ -116,43 +148,41 @@ func (c *Conversation) accept(line []byte, err error) {
 		// Its reply may be that of the writer who damaged it: nothing
 		// is written there; the reply its first, atomic piece names is
 		// removed, so that an ask that wrote it ends at once.
-		answer.RefuseDamaged(c.cfg.Log, c.cfg.Replies, "ask line", req.Reply, err)
+		answer.RefuseDamaged(r.cfg.Log, r.cfg.Replies, "ask line", req.Reply, err)
 		return
 	}
 	if req.ID == "" {
-		req.ID = c.newID() // as exec mode does: every frame names its ask
+		req.ID = r.newID() // as exec mode does: every frame names its ask
 	}
 	if req.Reply == "" {
-		c.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
+		r.cfg.Log.Warn("ask not answered: it names no reply fifo", "id", req.ID, "err", err)
 		return
 	}
-	c.mu.Lock()
-	reply, rerr := c.openReply(req.Reply)
-	c.mu.Unlock()
+	reply, rerr := r.kept.open(req.Reply)
 	if rerr != nil {
-		c.cfg.Log.Warn("ask not answered: its reply fifo cannot be opened", "id", req.ID, "err", rerr)
+		r.cfg.Log.Warn("ask not answered: its reply fifo cannot be opened", "id", req.ID, "err", rerr)
 		if !answer.NotAReply(rerr) {
-			answer.DropUnanswerable(c.cfg.Log, c.cfg.Replies, req.Reply, rerr)
+			answer.DropUnanswerable(r.cfg.Log, r.cfg.Replies, req.Reply, rerr)
 		}
 		return
 	}
 	if err == nil {
 		var kept bool
-		if kept, err = c.enqueue(req, reply); kept {
+		if kept, err = r.enqueue(req, reply); kept {
 			return
 		}
 	}
 	defer reply.Close()
 	if err != nil {
-		c.cfg.Log.Warn("ask refused", "id", req.ID, "err", err)
+		r.cfg.Log.Warn("ask refused", "id", req.ID, "err", err)
 		if werr := answer.WriteNow(reply, answer.ErrorFrame(req.ID, err)); werr != nil {
-			c.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", req.ID, "err", werr)
+			r.cfg.Log.Warn("error frame dropped: its reply fifo takes nothing", "id", req.ID, "err", werr)
 		}
 	}
 }
 
-// newID names an ask that came without an id; only the ask reader calls it.
-func (c *Conversation) newID() string {
-	c.nextID++
-	return "a" + strconv.FormatUint(c.nextID, 10)
+// newID names an ask that came without an id.
+func (r *askReader) newID() string {
+	r.nextID++
+	return "a" + strconv.FormatUint(r.nextID, 10)
 }
