@@ -25,6 +25,10 @@ const hangTimeout = 10 * time.Second
 // shows.
 const busySlack = 5 * time.Second
 
+// stopBound is how long a test lets an agent with -stop-timeout d take to
+// stop: the contract's d + 1 s, and busySlack.
+func stopBound(d time.Duration) time.Duration { return d + time.Second + busySlack }
+
 // eventually polls cond every few milliseconds until it returns true or
 // timeout passes, and reports whether it did.
 func eventually(timeout time.Duration, cond func() bool) bool {

@@ -279,7 +279,9 @@ func TestTTYHangup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			checkLeaks(t, true)
 			got := filepath.Join(t.TempDir(), "hup")
-			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
+			// -stop-timeout far beyond the wait for the agent's exit: the
+			// job goes by its HUP, not at the end of the stop sequence.
+			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "60s"},
 				// The job says its pid and group once its traps are set.
 				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM
 					read -r pid _ _ _ pgid _ </proc/self/stat; echo "job $pid $pgid"; while :; do sleep 0.05; done) &
@@ -289,7 +291,6 @@ func TestTTYHangup(t *testing.T) {
 			if len(job) != 3 || job[1] != job[2] {
 				t.Fatalf("the background job is not in a group of its own: %q", job)
 			}
-			begin := time.Now()
 			want := 0
 			if stopped {
 				a.signal(syscall.SIGTERM)
@@ -302,9 +303,6 @@ func TestTTYHangup(t *testing.T) {
 			}
 			if b, err := os.ReadFile(got); string(b) != "HUP\n" {
 				t.Errorf("the job left on the terminal saw %q (%v), want HUP", b, err)
-			}
-			if took := time.Since(begin); took > 5*time.Second {
-				t.Errorf("the job took %v to go: it waited for the stop timeout", took.Round(time.Millisecond))
 			}
 		})
 	}
@@ -556,7 +554,7 @@ func TestTTYStop(t *testing.T) {
 			begin := time.Now()
 			a.signal(syscall.SIGTERM)
 			code := a.wait(hangTimeout)
-			if took := time.Since(begin); took > 2*time.Second+stopSlack {
+			if took := time.Since(begin); took > stopBound(time.Second) {
 				t.Errorf("stop took %v, want at most -stop-timeout + 1s", took.Round(time.Millisecond))
 			}
 			if code != 128+int(syscall.SIGKILL) {
