@@ -59,9 +59,10 @@ var (
 	perRound = map[string]func(*bench, int, *results) error{
 		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
 		"execrate": execRate, "ask": askPart, "docker": dockerPart, "sessions": sessionsPart, "idle": idle,
+		"stop": stopPart,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "idle", "stop", "stall", "syscalls"}
 )
 
 func main() {
