@@ -49,7 +49,7 @@ func agentTerminals(pid int) int {
 }
 
 // ttyIndex names the terminal of master descriptor fd of pid by its number
-// in /dev/pts; where the kernel does not say it (before Linux 4.14), by the
+// in /dev/pts; where the kernel does not say it (an old kernel), by the
 // descriptor, which still counts each master once.
 func ttyIndex(pid int, fd string) string {
 	info, _ := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd))
