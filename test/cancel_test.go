@@ -123,7 +123,7 @@ func TestCancelInterruptedSend(t *testing.T) {
 
 	s.cmd.Process.Signal(syscall.SIGINT)
 	begin := time.Now()
-	if !eventually(2*time.Second, func() bool { return !alive(child) }) {
+	if !eventually(stopBound(time.Second), func() bool { return !alive(child) }) {
 		t.Fatalf("child %d still runs %v after send was interrupted", child, time.Since(begin))
 	}
 	s.wait(t, hangTimeout)

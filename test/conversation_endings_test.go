@@ -4,6 +4,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,9 @@ func TestConversationNotReady(t *testing.T) {
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
 		program: []string{"python3", "-i", "-q"}})
+	// The line quoted is the one shown last when the ask gives up: wait
+	// until python3, however slow to start, has shown its prompt.
+	a.waitUnready(">>> ")
 	res := a.ask("-timeout", "1s", "print(1)")
 	if res.code != 124 || !strings.Contains(res.stderr, `no prompt matching '^NEVER$' since it started`) ||
 		!strings.Contains(res.stderr, `its last line is ">>> "`) || strings.Count(res.stderr, "\n") != 1 {
@@ -105,15 +109,11 @@ func TestConversationNotReady(t *testing.T) {
 	requireNoReplies(t, a.dir)
 }
 
-// TestConversationNotReadyInterrupted: an ask interrupted (INT) while the
-// child has shown no prompt since it started says so on its one line, as
-// one past its limit does: the status file's turn carries it.
-func TestConversationNotReadyInterrupted(t *testing.T) {
-	checkLeaks(t, true)
-	requirePython(t)
-	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
-		program: []string{"python3", "-i", "-q"}})
-	a.waitTurn("python's prompt as its last line", func(turnStatus) bool {
+// waitUnready waits until the status file says the child has shown no
+// prompt since it started and quotes lastLine as its last line.
+func (a *agent) waitUnready(lastLine string) {
+	a.t.Helper()
+	a.waitTurn(fmt.Sprintf("%q as the child's last line", lastLine), func(turnStatus) bool {
 		var st struct {
 			Child struct {
 				Turn struct {
@@ -124,8 +124,19 @@ func TestConversationNotReadyInterrupted(t *testing.T) {
 			} `json:"child"`
 		}
 		b, err := os.ReadFile(a.status)
-		return err == nil && json.Unmarshal(b, &st) == nil && st.Child.Turn.Unready != nil && st.Child.Turn.Unready.LastLine == ">>> "
+		return err == nil && json.Unmarshal(b, &st) == nil && st.Child.Turn.Unready != nil && st.Child.Turn.Unready.LastLine == lastLine
 	})
+}
+
+// TestConversationNotReadyInterrupted: an ask interrupted (INT) while the
+// child has shown no prompt since it started says so on its one line, as
+// one past its limit does: the status file's turn carries it.
+func TestConversationNotReadyInterrupted(t *testing.T) {
+	checkLeaks(t, true)
+	requirePython(t)
+	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
+		program: []string{"python3", "-i", "-q"}})
+	a.waitUnready(">>> ")
 	cmd, out := a.startAsk("-timeout", "60s", "print(1)")
 	a.waitTurn("the ask queued", func(s turnStatus) bool { return s.Child.Turn.Queued == 1 })
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {

@@ -11,8 +11,8 @@ import (
 )
 
 // The child is ready as soon as its prompt is followed by the reader of
-// its input blocking on it (CONTRACT.md, "Conversations"): with -settle
-// 10s, only that can end a turn within seconds.
+// its input blocking on it (CONTRACT.md, "Conversations"): with a long
+// -settle (an hour, ten seconds), only that can end a turn in the test.
 
 // readyCase is a REPL or shell, on pipes or a terminal, and a question
 // with its answer.
@@ -56,23 +56,21 @@ func rawTurn(t *testing.T, a *agent, id, input string, d time.Duration) (string,
 	return q.answer(d)
 }
 
-// TestConversationReadyAtOnce: with -settle 10s, python3, sh and bash, on
-// pipes and on a terminal, answer within seconds: their first prompt and
-// each turn's end are taken when they are seen waiting for input.
+// TestConversationReadyAtOnce: with -settle 1h, python3, sh and bash, on
+// pipes and on a terminal, answer: their first prompt and each turn's end
+// are taken when they are seen waiting for input, since a wait for the
+// output to settle would outlast the test.
 func TestConversationReadyAtOnce(t *testing.T) {
 	checkLeaks(t, false)
 	for _, tc := range readyCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			checkLeaks(t, false)
-			a := startAgent(t, agentConfig{flags: append([]string{"-settle", "10s"}, tc.flags...), program: tc.program})
+			a := startAgent(t, agentConfig{flags: append([]string{"-settle", "1h"}, tc.flags...), program: tc.program})
 			for i := range 2 {
 				got, last := rawTurn(t, a, fmt.Sprintf("q%d", i), tc.ask, 30*time.Second)
-				if got != tc.ans || last.Type != "end" || !last.Ready || last.DurationMS == nil {
+				if got != tc.ans || last.Type != "end" || !last.Ready {
 					t.Fatalf("ask %q: answer %q ending with %s, want %q at a prompt", tc.ask, got, last.line, tc.ans)
-				}
-				if *last.DurationMS >= 5000 {
-					t.Fatalf("ask %q took %d ms with -settle 10s: the child was not seen waiting for input", tc.ask, *last.DurationMS)
 				}
 			}
 			a.stop()

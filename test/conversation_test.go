@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // pythonPrompt is python3's prompts, primary and continuation.
@@ -131,18 +130,21 @@ func TestConversationPython(t *testing.T) {
 		t.Fatalf("status after the asks: turn %+v, transcript %+v", st.Child.Turn, st.Transcript)
 	}
 
-	// -quiet ends a turn that shows no prompt in time; the prompt that
-	// comes later is no part of the next answer.
-	start := time.Now()
-	a.ask("-quiet", "300ms", "import time; time.sleep(1)").requireAnswer(t, "")
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Fatalf("ask -quiet 300ms took %v", d)
-	}
-	// Taken as ready, python3 got the next input while it still slept:
+	// -quiet ends a turn that shows no prompt in time: the answer comes
+	// while python3 still waits for a file that the test makes only
+	// later; the prompt that comes then is no part of the next answer.
+	release := filepath.Join(t.TempDir(), "release")
+	a.ask("-quiet", "300ms", holdTurn(release, "pass")).requireAnswer(t, "")
+	// Taken as ready, python3 gets the next input while it still waits:
 	// its late prompt comes first, as it would at a terminal.
-	res = a.ask("print('after quiet')")
-	if res.code != 0 || strings.TrimPrefix(res.stdout, ">>> ") != "after quiet\n" {
-		t.Fatalf("ask after the quiet turn exited %d with %q", res.code, res.stdout)
+	next, out := a.startAsk("-wait", "10s", "print('after quiet')")
+	waitFIFOHolds(t, fmt.Sprintf("/proc/%d/fd/0", a.waitChild()), len("print('after quiet')\n"))
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	next.Wait()
+	if code := exitCode(next.ProcessState); code != 0 || strings.TrimPrefix(out.String(), ">>> ") != "after quiet\n" {
+		t.Fatalf("ask after the quiet turn exited %d with %q", code, out.String())
 	}
 	a.stop() // python3 ends on HUP
 	requireNoReplies(t, a.dir)
@@ -154,7 +156,8 @@ func TestConversationPython(t *testing.T) {
 // TestConversationShellTerminal: sh -i on a terminal answers without echo,
 // carriage returns or escapes; a timed-out ask interrupts its command even
 // when the agent ignores SIGINT (a script's background job), and the next
-// ask is answered at once; TERM ends the shell quickly.
+// ask is answered; TERM ends the shell by its hangup, not by SIGKILL at
+// -stop-timeout.
 func TestConversationShellTerminal(t *testing.T) {
 	checkLeaks(t, true)
 	// The agent runs as a script's background job would: SIGINT ignored.
@@ -165,24 +168,37 @@ func TestConversationShellTerminal(t *testing.T) {
 	a.ask("echo $((6*7))").requireAnswer(t, "42\n")
 	a.ask("echo $TERM").requireAnswer(t, "dumb\n")
 
-	start := time.Now()
-	res := a.ask("-timeout", "1s", "sleep 30")
-	if res.code != 124 || time.Since(start) > 5*time.Second {
-		t.Fatalf("ask -timeout 1s 'sleep 30' exited %d after %v, want 124 at once; stderr:\n%s", res.code, time.Since(start), res.stderr)
+	res := a.ask("-timeout", "1s", "sleep 300")
+	if res.code != 124 {
+		t.Fatalf("ask -timeout 1s 'sleep 300' exited %d, want 124; stderr:\n%s", res.code, res.stderr)
 	}
-	start = time.Now()
+	var sleeping []int
+	if !eventually(hangTimeout, func() bool {
+		sleeping = sleepsIn(a.pid)
+		return len(sleeping) == 0
+	}) {
+		t.Fatalf("sleep 300 was not interrupted: pids %v", sleeping)
+	}
 	a.ask("echo next").requireAnswer(t, "next\n")
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("the ask after the interrupted one took %v: sleep 30 was not interrupted", d)
-	}
 	a.waitTurn("one timed out", func(st turnStatus) bool { return st.Child.Turn.TimedOut == 1 })
 
-	start = time.Now()
+	// The shell dies of the hangup (129), long before SIGKILL (137) would
+	// end it at -stop-timeout 20s.
 	a.signal(syscall.SIGTERM)
-	a.wait(hangTimeout)
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("TERM took %v to end the shell", d)
+	if code := a.wait(hangTimeout); code != 128+int(syscall.SIGHUP) {
+		t.Fatalf("the agent exited %d after TERM, want %d: the shell's status, ended by its hangup", code, 128+int(syscall.SIGHUP))
 	}
+}
+
+// sleepsIn lists the sleep processes among pid's descendants.
+func sleepsIn(pid int) []int {
+	var out []int
+	for _, p := range treeOf(pid) {
+		if st, err := readStat(p); err == nil && st.comm == "sleep" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TestConversationContinuationPrompt: on a terminal, a multi-line ask to
@@ -208,18 +224,16 @@ func TestConversationKilledAsk(t *testing.T) {
 	checkLeaks(t, true)
 	a := startPython(t)
 	a.ask("print('warm')").requireAnswer(t, "warm\n")
-	cmd, _ := a.startAsk("import time; time.sleep(5); print('orphan')")
+	// The orphaned turn would wait for ever: only an interrupt ends it.
+	never := filepath.Join(t.TempDir(), "never")
+	cmd, _ := a.startAsk(holdTurn(never, "print('orphan')"))
 	a.waitTurn("the second turn in progress", func(st turnStatus) bool {
 		return st.Child.Turn.Answered == 1 && st.Child.Turn.State == "busy"
 	})
 	cmd.Process.Kill()
 	cmd.Wait()
-	start := time.Now()
 	res := a.ask("print('mine')")
 	res.requireAnswer(t, "mine\n")
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the next ask took %v: the orphaned turn was not interrupted", d)
-	}
 	res = a.ask("print('again')")
 	res.requireAnswer(t, "again\n")
 	os.RemoveAll(filepath.Join(a.dir, "replies")) // the killed ask's reply FIFO

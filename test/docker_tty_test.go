@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // ttyAsk is a host shell function for the scripts below: ask CMD runs CMD
@@ -70,12 +69,9 @@ func TestDockerTTY(t *testing.T) {
 		t.Errorf("the old terminal's job survives its shell's restart:\n%s", got)
 	}
 
-	begin := time.Now()
+	// Ended by its HUP, not killed at the stop timeout (137).
 	docker(t, "stop", "-t", "15", c.name)
 	if code := c.exitCode(hangTimeout); code != 129 {
 		t.Errorf("container exited with %d after docker stop, want 129 (the shell ended by HUP)", code)
-	}
-	if took := time.Since(begin); took > 5*time.Second {
-		t.Errorf("docker stop took %v: the shell did not end on HUP", took.Round(time.Millisecond))
 	}
 }

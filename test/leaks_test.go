@@ -17,6 +17,18 @@ import (
 // hangTimeout bounds every wait that only guards against a hang.
 const hangTimeout = 10 * time.Second
 
+// busySlack is what a test adds to a bound a user would notice (a stop
+// within -stop-timeout + 1 s, an idle stop about -idle-timeout after the
+// last activity): a busy machine may slow anything by seconds, and the
+// figures themselves are the benchmark's (cmd/fifobench). A bound that is
+// broken outright (a wait for ever, one -stop-timeout per child) still
+// shows.
+const busySlack = 5 * time.Second
+
+// stopBound is how long a test lets an agent with -stop-timeout d take to
+// stop: the contract's d + 1 s, and busySlack.
+func stopBound(d time.Duration) time.Duration { return d + time.Second + busySlack }
+
 // eventually polls cond every few milliseconds until it returns true or
 // timeout passes, and reports whether it did.
 func eventually(timeout time.Duration, cond func() bool) bool {

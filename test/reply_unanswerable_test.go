@@ -34,15 +34,12 @@ func TestReplyCannotBeOpened(t *testing.T) {
 		out := openReader(t, a.out)
 		restore := exhaustDescriptors(t, a.pid)
 
-		begin := time.Now()
+		// A send that waited for an answer would end at its -timeout, with
+		// 124: 125 and the reason say it learnt that none comes.
 		res := runSend(t, a.dir, nil, "-timeout", "5s", "hello")
-		took := time.Since(begin)
 		restore()
 		if res.code != 125 || !strings.Contains(res.stderr, "cannot answer on the reply FIFO") {
 			t.Fatalf("send exited %d (stderr %q), want 125 saying the agent cannot answer", res.code, res.stderr)
-		}
-		if took > 2*time.Second {
-			t.Errorf("send took %v to learn that no answer comes", took)
 		}
 		out.expectQuiet(300 * time.Millisecond)
 		requireNoReplies(t, a.dir)

@@ -228,6 +228,9 @@ func TestSendExitCodes(t *testing.T) {
 		program := sh(t, `read c; case "$c" in kill) kill -KILL $$;; esac; exit "$c"`)
 		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: program})
 		openReader(t, a.out)
+		// DIR/out is there before the agent reads DIR/in: a send before
+		// then finds no agent, as it should.
+		waitServing(t, a)
 		for _, tc := range []struct {
 			input string
 			want  int

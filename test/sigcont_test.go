@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestStopContinuesStoppedChild: a child stopped by a forwarded TSTP runs
@@ -31,13 +30,11 @@ func TestStopContinuesStoppedChild(t *testing.T) {
 				st, _ := readStat(pid)
 				t.Fatalf("the child was not stopped by the forwarded TSTP: state %q", st.state)
 			}
-			began := time.Now()
+			// Within hangTimeout, well before -stop-timeout: a child left
+			// stopped would run no trap, and SIGKILL would end it (137).
 			a.signal(syscall.SIGTERM)
 			if code := a.wait(hangTimeout); code != 7 {
 				t.Fatalf("agent exited with %d, want the trap's 7", code)
-			}
-			if d := time.Since(began); d > 5*time.Second {
-				t.Errorf("the stop took %v with a 30s -stop-timeout", d)
 			}
 			if b, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(b)) != "trapped" {
 				t.Errorf("the child's TERM trap did not run: %q, %v", b, err)

@@ -11,10 +11,10 @@ import (
 )
 
 // interactiveStopBound is how soon after TERM an agent whose child acts
-// on its stop signal must have exited: far below the -stop-timeout these
-// tests give (30 s), so that only the stop signal, not SIGKILL, can
-// have ended the child.
-const interactiveStopBound = 5 * time.Second
+// on its stop signal must have exited: half the -stop-timeout these tests
+// give (30 s), so that only the stop signal, not SIGKILL, can have ended
+// the child, as its exit code shows too.
+const interactiveStopBound = 15 * time.Second
 
 // TestStopSignalConversation: with -prompt the stop signal is HUP, as
 // with -tty: a shell on pipes ignores TERM, and would take -stop-timeout

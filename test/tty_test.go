@@ -81,18 +81,6 @@ func terminalFDs(pid int) (masters, slaves, all int) {
 	return masters, slaves, len(ents)
 }
 
-// ptsEntries counts the terminals in /dev/pts (less ptmx).
-func ptsEntries() int {
-	ents, _ := os.ReadDir("/dev/pts")
-	n := 0
-	for _, e := range ents {
-		if e.Name() != "ptmx" {
-			n++
-		}
-	}
-	return n
-}
-
 func TestTTYTerminal(t *testing.T) {
 	checkLeaks(t, true)
 	report := filepath.Join(t.TempDir(), "fds")
@@ -291,7 +279,9 @@ func TestTTYHangup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			checkLeaks(t, true)
 			got := filepath.Join(t.TempDir(), "hup")
-			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "5s"},
+			// -stop-timeout far beyond the wait for the agent's exit: the
+			// job goes by its HUP, not at the end of the stop sequence.
+			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never", "-stop-timeout", "60s"},
 				// The job says its pid and group once its traps are set.
 				program: sh(t, `set -m; (trap 'echo HUP > `+got+`; exit 0' HUP; trap '' TERM
 					read -r pid _ _ _ pgid _ </proc/self/stat; echo "job $pid $pgid"; while :; do sleep 0.05; done) &
@@ -301,7 +291,6 @@ func TestTTYHangup(t *testing.T) {
 			if len(job) != 3 || job[1] != job[2] {
 				t.Fatalf("the background job is not in a group of its own: %q", job)
 			}
-			begin := time.Now()
 			want := 0
 			if stopped {
 				a.signal(syscall.SIGTERM)
@@ -314,9 +303,6 @@ func TestTTYHangup(t *testing.T) {
 			}
 			if b, err := os.ReadFile(got); string(b) != "HUP\n" {
 				t.Errorf("the job left on the terminal saw %q (%v), want HUP", b, err)
-			}
-			if took := time.Since(begin); took > 5*time.Second {
-				t.Errorf("the job took %v to go: it waited for the stop timeout", took.Round(time.Millisecond))
 			}
 		})
 	}
@@ -396,11 +382,13 @@ func TestTTYCarryOver(t *testing.T) {
 
 // TestTTYRestartLeaks restarts a -tty child 1,000 times (200 with -short), some of which
 // leave a process on their terminal (one that ignores SIGHUP among them):
-// the agent's descriptors, its masters and the entries of /dev/pts stay
-// as they were after the first few, nothing of an old terminal survives,
-// and no zombie is left.
+// the agent's descriptors, its masters and its entries of /dev/pts stay
+// as they were after the first few, while another process opens and
+// closes terminals of its own, nothing of an old terminal survives, and
+// no zombie is left.
 func TestTTYRestartLeaks(t *testing.T) {
 	checkLeaks(t, true)
+	churner := startPTYChurner(t)
 	restarts := soak("", 200, 1000)
 	a := startAgent(t, agentConfig{
 		// -stop-signal TERM: the job that ignores SIGHUP (a terminal
@@ -411,8 +399,8 @@ func TestTTYRestartLeaks(t *testing.T) {
 			"-backoff-min", "1ms", "-backoff-max", "1ms", "-stop-timeout", "2s"},
 		program: binSh(`case $$ in *[05]) (trap '' HUP; exec sleep 60) & ;; *3) sleep 60 & ;; esac; exit 0`),
 	})
-	// sample returns the fewest descriptors and /dev/pts entries and the
-	// most masters seen over many looks. Restarts never pause, and a start
+	// sample returns the fewest descriptors and terminals of the agent's
+	// and the most masters seen over many looks. Restarts never pause, and a start
 	// or a stop holds a few descriptors for an instant (a slave, pidfds),
 	// so the fewest is the count between them, which a leak raises by one
 	// per leaking restart; slaves are looked at in TestTTYTerminal, where
@@ -421,7 +409,7 @@ func TestTTYRestartLeaks(t *testing.T) {
 		fds, pts = 1<<30, 1<<30
 		for range 50 {
 			m, _, all := terminalFDs(a.pid)
-			fds, masters, pts = min(fds, all), max(masters, m), min(pts, ptsEntries())
+			fds, masters, pts = min(fds, all), max(masters, m), min(pts, agentTerminals(a.pid))
 			time.Sleep(2 * time.Millisecond)
 		}
 		return
@@ -438,16 +426,17 @@ func TestTTYRestartLeaks(t *testing.T) {
 		t.Errorf("after %d restarts the agent holds at least %d descriptors (at most %d masters); after 20, %d (%d):\n%s",
 			restarts, fds1, masters1, fds0, masters0, fdTargets(strconv.Itoa(a.pid)))
 	}
-	// Other processes on this machine may open terminals meanwhile: a few
-	// entries of slack, where a leak would add hundreds.
-	if pts1 > pts0+4 {
-		t.Errorf("/dev/pts has at least %d entries after %d restarts, %d after 20", pts1, restarts, pts0)
+	// Of the entries of /dev/pts, the agent's: it holds one, or none for
+	// an instant between two children, so one of slack, where a leak
+	// would add hundreds.
+	if pts1 > pts0+1 {
+		t.Errorf("the agent holds at least %d terminals after %d restarts, %d after 20", pts1, restarts, pts0)
 	}
 	// Whatever runs now belongs to the last few terminals: all of it goes
 	// within the stop timeout of their ends.
 	var old []procStat
 	for _, p := range markedProcs(marker(t)) {
-		if p.pid != a.pid {
+		if p.pid != a.pid && p.pid != churner {
 			old = append(old, p)
 		}
 	}
@@ -565,7 +554,7 @@ func TestTTYStop(t *testing.T) {
 			begin := time.Now()
 			a.signal(syscall.SIGTERM)
 			code := a.wait(hangTimeout)
-			if took := time.Since(begin); took > 2*time.Second+stopSlack {
+			if took := time.Since(begin); took > stopBound(time.Second) {
 				t.Errorf("stop took %v, want at most -stop-timeout + 1s", took.Round(time.Millisecond))
 			}
 			if code != 128+int(syscall.SIGKILL) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
 )
@@ -232,9 +231,12 @@ func TestSessionsCycles(t *testing.T) {
 
 // A reply reader that takes nothing holds up neither the control loop
 // nor other sessions: its open's answer is given up after the patience,
-// and the session stays open.
+// and the session stays open. The patience is 5 s here (-stop-timeout
+// 5s): an open held up by the stalled reader would take that long, one
+// that was not takes far less, also on a busy machine.
 func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
-	h := startHarness(t, program{"/bin/cat"}, nil)
+	h := startHarness(t, program{"/bin/cat"}, func(c *Config) { c.StopTimeout = 5 * time.Second })
+	patience := h.e.rule.Patience()
 	name, _, done := h.replyFIFO()
 	defer done()
 	path := filepath.Join(h.dir, "replies", name)
@@ -250,12 +252,12 @@ func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
 	start := time.Now()
 	f := h.open("other", nil)
 	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
-	require.Less(t, time.Since(start), bound.ReaderPatience, "the other open waited for the stalled reader")
+	require.Less(t, time.Since(start), patience, "the other open waited for the stalled reader")
 	require.Eventually(t, func() bool { return len(h.e.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		_, err := os.Lstat(path)
 		return os.IsNotExist(err)
-	}, 5*time.Second, 10*time.Millisecond, "the stalled reply fifo is given up and removed")
+	}, patience+5*time.Second, 10*time.Millisecond, "the stalled reply fifo is given up and removed")
 	require.Equal(t, protocol.FrameClosed, h.close("stalled").typ())
 }
 

@@ -117,7 +117,7 @@ func TestRun(t *testing.T) {
 	report := r.report(b.placements())
 	for _, want := range []string{
 		"Round trip of a line, unpinned", "Stream throughput", "Start and exit",
-		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Sessions at scale", "Before and after", "fifobridge at rest", "under load", "Targets",
+		"Exec mode", "per second", "print(1)", "A shell on a terminal", "Sessions at scale", "Before and after", "fifobridge at rest", "Stop of exec mode", "under load", "Targets",
 	} {
 		require.Contains(t, report, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,6 +94,7 @@ var contenders = map[string]contender{
 	bridgeTTYBefore:  {name: bridgeTTYBefore, sync: "R", argv: runArgv(bridgeTTYBefore, ttyArgs)},
 	bridgeExec:       {name: bridgeExec, argv: runArgv(bridgeExec, execArgs)},
 	bridgeExecBefore: {name: bridgeExecBefore, argv: runArgv(bridgeExecBefore, execArgs)},
+	bridgeStop:       {name: bridgeStop, argv: runArgv(bridgeStop, stopArgs)},
 	askBridge:        {name: askBridge, argv: runArgv(askBridge, askArgs)},
 	askKept:          {name: askKept, argv: runArgv(askKept, askArgs)},
 	askKeptBefore:    {name: askKeptBefore, argv: runArgv(askKeptBefore, askArgs)},
@@ -181,15 +183,24 @@ func (r *running) pid() int { return r.cmd.Process.Pid }
 // until every process it had started is gone too, killing what is left
 // after a few seconds: no run leaves a process behind.
 func (r *running) stop() error {
+	_, err := r.timedStop()
+	return err
+}
+
+// timedStop is stop, and says how long the contender itself took from
+// SIGTERM to its exit.
+func (r *running) timedStop() (time.Duration, error) {
 	tree := openTree(r.pid())
+	begin := time.Now()
 	r.cmd.Process.Signal(unix.SIGTERM)
 	err := waitOrKill(r.cmd, stopPatience)
+	took := time.Since(begin)
 	tree.waitGone(stopPatience)
 	r.release()
 	if err != nil && !endedByTERM(err) {
-		return fmt.Errorf("stop %s: %w", r.name, err)
+		return took, fmt.Errorf("stop %s: %w", r.name, err)
 	}
-	return nil
+	return took, nil
 }
 
 func (r *running) release() {

@@ -70,9 +70,10 @@ var (
 	perRound = map[string]func(*bench, int, *results) error{
 		"roundtrip": roundTrip, "throughput": throughput, "start": startExit, "exec": execMode,
 		"execrate": execRate, "ask": askPart, "docker": dockerPart, "sessions": sessionsPart, "scale": scalePart, "idle": idle,
+		"stop": stopPart,
 	}
 	perRun   = map[string]func(*bench, *results) error{"stall": stall, "syscalls": syscalls}
-	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "scale", "idle", "stall", "syscalls"}
+	allParts = []string{"roundtrip", "throughput", "start", "exec", "execrate", "ask", "docker", "sessions", "scale", "idle", "stop", "stall", "syscalls"}
 )
 
 func main() {

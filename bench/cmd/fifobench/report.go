@@ -27,6 +27,7 @@ func (r *results) report(pls []placement) string {
 	r.cycleTable(&b)
 	r.beforeAfterTable(&b)
 	r.idleTable(&b)
+	r.stopTable(&b)
 	r.stallTable(&b)
 	r.syscallTable(&b)
 	r.targetTable(&b, pls)

@@ -98,6 +98,7 @@ func (r *results) verdicts(pls []placement) []verdict {
 		r.below("idle with a kept writer: < 10 ms CPU in 10 s", idleCPUMetric, 10, " ms"),
 		r.below("one line per second: < 1% of a core", lineCPUMetric, 1, " %"),
 		r.below("idle RSS ≤ 5 MiB", idleRSSMetric, 5.0001, " MiB"),
+		r.stopVerdict(),
 	)
 	vs = append(vs, r.scaleVerdicts()...)
 	if s := r.stall; s != nil {
