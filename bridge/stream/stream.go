@@ -247,7 +247,7 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 	w := newWiring(stdin, childIn, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
 	if s.cfg.Conversation != nil || first {
-		r.probe = newProbe(stdin, s.cfg.Log) // the conversation's, or the first run's
+		r.probe = newProbe(stdin, s.cfg.Log, s.cfg.Conversation != nil) // the conversation's, or the first run's
 	}
 	p, err := s.reaper.Start(s.pipedSpec(w, childIn, childOut, first))
 	childOut.Close() // the child has it; holding it would hide its EOF
