@@ -3,6 +3,7 @@ package fifo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -261,20 +262,25 @@ func readBuffered(f *os.File, p []byte) int {
 // recovered.
 // Nothing is allocated while nothing is buffered, the usual case: every
 // exec request and every stream child ends with a Drain.
-func Drain(f *os.File) []byte {
+func Drain(f *os.File) []byte { return DrainAtMost(f, math.MaxInt) }
+
+// DrainAtMost is Drain that stops after limit bytes: a process that keeps
+// writing to the pipe cannot keep it reading.
+func DrainAtMost(f *os.File, limit int) []byte {
 	var out []byte
-	for {
-		avail := buffered(f)
+	for len(out) < limit {
+		avail := min(buffered(f), limit-len(out))
 		if avail == 0 {
 			return out
 		}
 		out = slices.Grow(out, min(avail, 64<<10))
-		n := readBuffered(f, out[len(out):cap(out)])
+		n := readBuffered(f, out[len(out):min(cap(out), limit)])
 		if n == 0 {
 			return out
 		}
 		out = out[:len(out)+n]
 	}
+	return out
 }
 
 // buffered returns how many bytes FIONREAD says f holds, 0 on failure.

@@ -291,6 +291,12 @@ func TestDrain(t *testing.T) {
 	require.Equal(t, len(big), n)
 	require.Equal(t, big, Drain(r))
 	require.Empty(t, Drain(r))
+
+	// DrainAtMost stops at its limit and leaves the rest.
+	_, err = w.Write(big)
+	require.NoError(t, err)
+	require.Equal(t, big[:100<<10+7], DrainAtMost(r, 100<<10+7))
+	require.Equal(t, big[100<<10+7:], Drain(r))
 }
 
 func TestReplacedTwice(t *testing.T) {

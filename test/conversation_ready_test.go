@@ -149,14 +149,17 @@ while True:
 
 // TestConversationThreadedReader (issue 32, item 3): a child whose input
 // is read by a thread of its own is judged by -settle alone, since its
-// reader blocks on its input while another thread still writes: with
-// -settle 1s, a prompt-like line followed by a pause of 0.3 s does not
-// end the turn, and each of 20 asks gets its own answer whole.
+// reader blocks on its input while another thread still writes: a
+// prompt-like line followed by a pause of 0.3 s does not end the turn,
+// and each of 20 asks gets its own answer whole. The issue's -settle 1s
+// becomes 3 s: on a busy machine python's pause of 0.3 s may take over a
+// second, and would then rightly end the turn; the old probe ended it
+// within 20 ms of the prompt, however long -settle.
 func TestConversationThreadedReader(t *testing.T) {
 	checkLeaks(t, false)
 	t.Parallel()
 	requirePython(t)
-	a := startAgent(t, agentConfig{flags: []string{"-settle", "1s", "-prompt", `^fb> $`, "-stderr", "out"},
+	a := startAgent(t, agentConfig{flags: []string{"-settle", "3s", "-prompt", `^fb> $`, "-stderr", "out"},
 		program: []string{"python3", "-c", threadedReader}})
 	for i := range 20 {
 		q := fmt.Sprintf("q%d", i)

@@ -54,8 +54,8 @@ func TestDockerTTY(t *testing.T) {
 		t.Fatalf("the shell on the container's terminal answered %q, want tty /dev/pts/N, size 20 90, resized 30 100", lines)
 	}
 	pid := c.hostPID()
-	if masters, slaves, _ := terminalFDs(pid); masters != 1 || slaves != 0 {
-		t.Errorf("agent holds %d masters and %d slaves, want 1 and 0:\n%s", masters, slaves, fdTargets(strconv.Itoa(pid)))
+	if masters, slaves, _ := terminalFDs(pid); len(masters) != 1 || slaves != 0 {
+		t.Errorf("agent holds %d masters and %d slaves, want 1 and 0:\n%s", len(masters), slaves, fdTargets(strconv.Itoa(pid)))
 	}
 
 	// A job left on the terminal of a shell that exits goes with it; the

@@ -80,26 +80,39 @@ func markedProcs(marker string) []procStat {
 	return out
 }
 
-// zombiesOf lists the zombie children of ppid.
-func zombiesOf(ppid int) []procStat {
+// procsWhere lists the processes in /proc for which keep is true.
+func procsWhere(keep func(procStat) bool) []procStat {
 	var out []procStat
 	for _, pid := range pids() {
-		if st, err := readStat(pid); err == nil && st.ppid == ppid && st.state == 'Z' {
+		if st, err := readStat(pid); err == nil && keep(st) {
 			out = append(out, st)
 		}
 	}
 	return out
 }
 
+// zombiesOf lists the zombie children of ppid.
+func zombiesOf(ppid int) []procStat {
+	return procsWhere(func(st procStat) bool { return st.ppid == ppid && st.state == 'Z' })
+}
+
 // childrenOf lists the live children of ppid.
 func childrenOf(ppid int) []procStat {
-	var out []procStat
-	for _, pid := range pids() {
-		if st, err := readStat(pid); err == nil && st.ppid == ppid && st.state != 'Z' {
-			out = append(out, st)
-		}
+	return procsWhere(func(st procStat) bool { return st.ppid == ppid && st.state != 'Z' })
+}
+
+// treeOf lists pid and its live descendants, parents before children,
+// from one look at /proc.
+func treeOf(pid int) []int {
+	kids := map[int][]int{}
+	for _, st := range procsWhere(func(st procStat) bool { return st.state != 'Z' }) {
+		kids[st.ppid] = append(kids[st.ppid], st.pid)
 	}
-	return out
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, kids[tree[i]]...)
+	}
+	return tree
 }
 
 // fdCount counts the open descriptors of pid ("self" for this process; the

@@ -9,13 +9,16 @@ import (
 )
 
 // firstRunLimit is the issue's bound on an open whose program cannot
-// start: a user would notice more (the old code took 3.2 s of restarts).
+// start, "within 2 s": a user would notice more (the old code took 3.2 s
+// of restarts, or exited 0). A test checks it with busySlack on top, as
+// every bound a user would notice: a busy machine may make the open slow,
+// never wrong.
 const firstRunLimit = 2 * time.Second
 
 // Issue 32, test 6: the README's sessions pattern runs env as PROGRAM and
 // names the real program with -arg. `open -arg no-such-program`, with and
 // without a prompt, on pipes and on a terminal, with the child's stderr
-// the agent's or in its output, exits 127 within 2 s with one line that
+// the agent's or in its output, exits 127 within 2 s (and busySlack) with one line that
 // quotes env's, and leaves no session: ls is empty, and the one slot of
 // -max-sessions 1 is free for a good open. A program env finds and
 // cannot run gives 126; a shell that cannot find it, 127. env's line
@@ -62,8 +65,8 @@ func TestSessionsFirstRunFails(t *testing.T) {
 						t.Errorf("%s: stderr %q quotes no line with %q", o.name, res.stderr, want)
 					}
 				}
-				if took > firstRunLimit {
-					t.Errorf("%s: open took %v, want at most %v", o.name, took, firstRunLimit)
+				if took > firstRunLimit+busySlack {
+					t.Errorf("%s: open took %v, want at most %v and busySlack", o.name, took, firstRunLimit)
 				}
 				if ls := a.host("ls"); ls.code != 0 || ls.stdout != "" {
 					t.Errorf("%s: ls exits %d and prints %q, want 0 and nothing", o.name, ls.code, ls.stdout)

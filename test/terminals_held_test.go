@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,14 +34,9 @@ func init() {
 func agentTerminals(pid int) int {
 	held := map[string]bool{}
 	for _, p := range treeOf(pid) {
-		dir := fmt.Sprintf("/proc/%d/fd", p)
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			target, _ := os.Readlink(filepath.Join(dir, e.Name()))
-			if target != "/dev/ptmx" && target != "/dev/pts/ptmx" {
-				continue
-			}
-			held[ttyIndex(p, e.Name())] = true
+		masters, _, _ := terminalFDs(p)
+		for _, fd := range masters {
+			held[ttyIndex(p, fd)] = true
 		}
 	}
 	return len(held)
@@ -59,21 +53,6 @@ func ttyIndex(pid int, fd string) string {
 		}
 	}
 	return fmt.Sprintf("pid %d fd %s", pid, fd)
-}
-
-// treeOf lists pid and its live descendants.
-func treeOf(pid int) []int {
-	kids := map[int][]int{}
-	for _, p := range pids() {
-		if st, err := readStat(p); err == nil && st.state != 'Z' {
-			kids[st.ppid] = append(kids[st.ppid], p)
-		}
-	}
-	tree := []int{pid}
-	for i := 0; i < len(tree); i++ {
-		tree = append(tree, kids[tree[i]]...)
-	}
-	return tree
 }
 
 // Pace and size of ptychurn: a terminal opened and one closed every

@@ -64,16 +64,17 @@ func (a *agent) ttySize() (cols, rows int, ok bool) {
 	return st.Child.TTY.Cols, st.Child.TTY.Rows, true
 }
 
-// terminalFDs counts the descriptors of pid that are a terminal's master
-// (/dev/ptmx) and slaves (/dev/pts/N), and all of them.
-func terminalFDs(pid int) (masters, slaves, all int) {
+// terminalFDs looks at the descriptors of pid: masters names those that
+// are a terminal's master (/dev/ptmx), slaves counts those that are a
+// terminal (/dev/pts/N), and all counts every one.
+func terminalFDs(pid int) (masters []string, slaves, all int) {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
 		switch {
 		case target == "/dev/ptmx" || target == "/dev/pts/ptmx":
-			masters++
+			masters = append(masters, e.Name())
 		case strings.HasPrefix(target, "/dev/pts/"):
 			slaves++
 		}
@@ -110,8 +111,8 @@ func TestTTYTerminal(t *testing.T) {
 	if string(listing) != want {
 		t.Errorf("child's descriptors:\n%swant:\n%s", listing, want)
 	}
-	if masters, slaves, _ := terminalFDs(a.pid); masters != 1 || slaves != 0 {
-		t.Errorf("agent holds %d masters and %d slaves, want 1 and 0:\n%s", masters, slaves, fdTargets(strconv.Itoa(a.pid)))
+	if masters, slaves, _ := terminalFDs(a.pid); len(masters) != 1 || slaves != 0 {
+		t.Errorf("agent holds %d masters and %d slaves, want 1 and 0:\n%s", len(masters), slaves, fdTargets(strconv.Itoa(a.pid)))
 	}
 	if flags := fdFlags(t, a.pid, "/dev/ptmx"); flags&unix.O_CLOEXEC == 0 {
 		t.Errorf("the agent's master lacks O_CLOEXEC (flags %#o)", flags)
@@ -409,7 +410,7 @@ func TestTTYRestartLeaks(t *testing.T) {
 		fds, pts = 1<<30, 1<<30
 		for range 50 {
 			m, _, all := terminalFDs(a.pid)
-			fds, masters, pts = min(fds, all), max(masters, m), min(pts, agentTerminals(a.pid))
+			fds, masters, pts = min(fds, all), max(masters, len(m)), min(pts, agentTerminals(a.pid))
 			time.Sleep(2 * time.Millisecond)
 		}
 		return

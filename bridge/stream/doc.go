@@ -15,7 +15,10 @@
 //     and the child's stdout reaches the output FIFO byte for byte; stderr is
 //     the agent's own, or with -stderr out the same pipe as stdout. (A
 //     session's first child on pipes writes its stderr to a pipe that the
-//     agent copies to its own stderr byte for byte: see FirstRun.)
+//     agent copies to its own stderr byte for byte; once the child's
+//     tree is gone, what the agent's stderr does not take within the
+//     give-up rule's patience (package bound) is dropped and its size
+//     logged: see stderrcopy.go.)
 //   - Writers of the input FIFO coming and going never give the child EOF.
 //   - Output waits for a reader (backpressure); nothing is dropped while
 //     a child runs. With -prompt the output FIFO is a transcript that never
@@ -30,7 +33,10 @@
 //   - Input read from the FIFO but not consumed by a child that ended, even
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and
-//     every descriptor opened here is closed.
+//     every descriptor opened here is closed. (One exception: the copy of
+//     a first child's stderr is waited for at most the patience, and a
+//     write to the agent's stderr that blocks past it, though poll(2)
+//     said it had room, ends on its own.)
 //   - With Config.FirstRun (sessions), a first run that ends with 127 or
 //     126 within FirstRun of its start, or with a conversation before the
 //     child was ever ready, is a failed start: no restart, and Run's

@@ -89,13 +89,18 @@ func readable(f *os.File) (bool, error) {
 }
 
 // newProbe makes the probe of a child's input, or nil when there is none:
-// off (readwait.OffEnv), or this agent cannot see, which it logs; the
-// conversation then waits -settle at every prompt.
-func newProbe(input *os.File, log *slog.Logger) *readwait.Probe {
+// off (readwait.OffEnv), or this agent cannot see, which it logs. With a
+// conversation (turns), its turns then end after -settle at every
+// prompt; a session's first run without one is then known to have
+// started only once its FirstRun has passed (firstrun.go), which is
+// logged at debug level only, as every open would say it again.
+func newProbe(input *os.File, log *slog.Logger, turns bool) *readwait.Probe {
 	p, err := readwait.NewProbe(input)
 	switch {
 	case err == nil:
 		return p
+	case !turns:
+		log.Debug("the first child counts as started only when its grace period is over: no read probe", "err", err)
 	case errors.Is(err, readwait.ErrOff):
 		log.Debug("turns end after -settle: the read probe is off")
 	default:

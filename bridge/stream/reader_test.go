@@ -3,7 +3,9 @@
 package stream
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -94,4 +96,27 @@ func readExactly(t *testing.T, f *os.File, want string) {
 	_, err := io.ReadFull(f, got)
 	require.NoError(t, err)
 	require.Equal(t, want, string(got))
+}
+
+// A probe that cannot be made says what that means where it was wanted:
+// for a conversation, that its turns end after -settle; for a session's
+// first run alone, only at debug level, and not of turns it has not.
+func TestNewProbeSaysWhatItMeans(t *testing.T) {
+	leakcheck.Check(t)
+	f, err := os.Open(os.DevNull) // neither a pipe nor a terminal: no probe
+	require.NoError(t, err)
+	defer f.Close()
+	for _, turns := range []bool{true, false} {
+		var info, debug bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&info, nil))
+		require.Nil(t, newProbe(f, log, turns))
+		require.Nil(t, newProbe(f, slog.New(slog.NewTextHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug})), turns))
+		if turns {
+			require.Contains(t, debug.String(), "turns end after -settle")
+			continue
+		}
+		require.Empty(t, info.String(), "a first run's missing probe, at info level")
+		require.NotContains(t, debug.String(), "turns")
+		require.Contains(t, debug.String(), "no read probe")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
@@ -246,7 +247,7 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 	w := newWiring(stdin, childIn, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
 	if s.cfg.Conversation != nil || first {
-		r.probe = newProbe(stdin, s.cfg.Log) // the conversation's, or the first run's
+		r.probe = newProbe(stdin, s.cfg.Log, s.cfg.Conversation != nil) // the conversation's, or the first run's
 	}
 	p, err := s.reaper.Start(s.pipedSpec(w, childIn, childOut, first))
 	childOut.Close() // the child has it; holding it would hide its EOF
@@ -289,7 +290,7 @@ func (s *Engine) pipedSpec(w *wiring, childIn, childOut *os.File, first bool) ch
 	case s.cfg.StderrOut:
 		spec.Stderr = childOut // one pipe: the child's own order is kept
 	case first:
-		c, err := newStderrCopy()
+		c, err := newStderrCopy(os.Stderr, bound.Patience(s.cfg.StopTimeout), s.cfg.Log)
 		if err != nil {
 			s.cfg.Log.Warn("the first child's stderr is not watched: only its output is", "err", err)
 			break

@@ -98,7 +98,7 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 	spec.Env = terminalEnv(spec.Env)
 	var probe *readwait.Probe
 	if t.cfg.Conversation != nil || first {
-		probe = newProbe(slave, t.cfg.Log) // the slave is the terminal the child reads
+		probe = newProbe(slave, t.cfg.Log, t.cfg.Conversation != nil) // the slave is the terminal the child reads
 	}
 	p, err := reaper.Start(spec)
 	slave.Close() // the child has it; holding it would hide the terminal's end (EIO)

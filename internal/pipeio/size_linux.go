@@ -18,3 +18,17 @@ func Grow(f *os.File) {
 		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, PipeSize) })
 	}
 }
+
+// Capacity is how many bytes the pipe or FIFO f holds at most, as the
+// kernel says (F_GETPIPE_SZ); 64 KiB, Linux's default, when it does not.
+func Capacity(f *os.File) int {
+	size := 64 << 10
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			if n, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil && n > 0 {
+				size = n
+			}
+		})
+	}
+	return size
+}
