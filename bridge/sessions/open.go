@@ -21,10 +21,6 @@ import (
 // its line gives no timeout.
 const openTimeout = 30 * time.Second
 
-// readyLook is how often an open with a prompt looks whether the child
-// has shown it.
-const readyLook = 5 * time.Millisecond
-
 // firstRun is how long a session's first run may take to fail as a
 // program that cannot start does (127 or 126 at once: `env PROG` with no
 // PROG): such an open fails, and no session is left. An open without a
@@ -112,7 +108,7 @@ func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*s
 	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
 		log: e.cfg.Log.With("session", ctl.Session), started: time.Now().UTC(), tty: cfg.Tty,
 		prompt: cfg.Conversation != nil, ctx: ctx, cancel: cancel, signals: make(chan os.Signal, signalsQueued),
-		running: make(chan struct{}), alive: make(chan struct{}), done: make(chan struct{})}
+		done: make(chan struct{})}
 	e.own(s, cfg)
 	src, sink, err := e.makeFiles(s)
 	if err != nil {
@@ -127,8 +123,8 @@ func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*s
 // directory, its conversation's FIFOs, -session-idle, the signals, the
 // log, and no controlling terminal of the agent's.
 func (e *Engine) own(s *session, cfg *stream.Config) {
-	cfg.Dir, cfg.Log, cfg.Forward, cfg.Started = s.files, s.log, s.signals, s.childStarted
-	cfg.FirstRun, cfg.Alive = firstRun, s.childAlive
+	cfg.Dir, cfg.Log, cfg.Forward = s.files, s.log, s.signals
+	cfg.FirstRun = firstRun
 	cfg.IdleTimeout, cfg.StopTimeout, cfg.Terminal = e.cfg.SessionIdle, e.cfg.StopTimeout, nil
 	if c := cfg.Conversation; c != nil {
 		c.Dir, c.Replies, c.Roles, c.Created = s.files, e.cfg.Replies, s.roles, nil
@@ -142,12 +138,14 @@ func (e *Engine) own(s *session, cfg *stream.Config) {
 	}
 }
 
-// answerOpen answers an open once the session's child started and is
-// past the start of its first run (alive: seen waiting for its input, or
-// running for firstRun; with a prompt: once it showed its prompt), or
-// with an error frame when it could not start or ended before, or when
-// no prompt came within the line's timeout (the session stays open).
-// reused says the line reused s, which an earlier open started.
+// answerOpen answers an open once the session's child is past its
+// start (its engine's Ready event: with a prompt, once it showed its
+// prompt; else once it was seen waiting for its input, or ran for
+// firstRun), or with an error frame when it could not start or ended
+// before, or when that did not come within the line's timeout (the
+// session stays open). Nothing is polled: it waits for the two events,
+// Ready and the session's end, and its timeout. reused says the line
+// reused s, which an earlier open started.
 func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
 	limit := ctl.Limit
 	if limit <= 0 {
@@ -155,47 +153,23 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 	}
 	timeout := time.NewTimer(limit)
 	defer timeout.Stop()
-	var look <-chan time.Time
-	if s.prompt {
-		t := time.NewTicker(readyLook)
-		defer t.Stop()
-		look = t.C
+	select {
+	case <-s.eng.Ready():
+	case <-s.done:
+	case <-timeout.C:
+		msg := fmt.Sprintf("session %s: no prompt within %v; it stays open: close it with `fifobridge close %s`", s.name, limit, s.name)
+		s.log.Warn("open timed out: no prompt yet; the session stays open", "timeout", limit)
+		e.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
+		return
 	}
-	running := s.running // with a prompt: from then on, look whether it is ready
-	if !s.prompt {
-		running = s.alive
+	if !closed(s.eng.Ready()) { // it ended before it was ready
+		e.write(ctl.ID, reply, openFailed(s, ctl.ID))
+		return
 	}
-	for {
-		if running == nil || s.prompt {
-			if pid, ok := s.ready(); ok {
-				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, reused))
-				return
-			}
-		}
-		select {
-		case <-running:
-			running = nil // from now on: ready, with a prompt
-			if !s.prompt {
-				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
-				return
-			}
-		case <-look:
-		case <-s.done:
-			if !s.prompt && closed(s.alive) { // it started, and ended since
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
-				return
-			}
-			e.write(ctl.ID, reply, openFailed(s, ctl.ID))
-			return
-		case <-timeout.C:
-			msg := fmt.Sprintf("session %s: no prompt within %v; it stays open: close it with `fifobridge close %s`", s.name, limit, s.name)
-			s.log.Warn("open timed out: no prompt yet; the session stays open", "timeout", limit)
-			e.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
-			return
-		}
+	if !closed(s.done) {
+		e.flush() // the status file lists it before the answer says so
 	}
+	e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, s.eng.Pid(), reused))
 }
 
 // closed reports whether ch is closed.
@@ -225,7 +199,7 @@ func openFailed(s *session, id string) []byte {
 		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, s.err), 0, false)
 	}
 	what := "started" // closed, or the agent stopped, before its child started
-	if s.prompt && s.pid.Load() != 0 {
+	if s.prompt && s.eng.Pid() != 0 {
 		what = "showed its prompt"
 	}
 	return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s ended before its child %s (%s)", s.name, what, s.status), 0, false)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,12 +32,7 @@ type session struct {
 	cancel  context.CancelFunc // a close
 	signals chan os.Signal     // the agent's forwarded signals, to its engine
 
-	pid       atomic.Int64  // its first child's, once started
-	startOnce sync.Once     // closes running
-	running   chan struct{} // closed once its first child started
-	aliveOnce sync.Once     // closes alive
-	alive     chan struct{} // closed once its first child is known not to fail its first run
-	closing   atomic.Bool   // a close (or the agent's stop) began
+	closing atomic.Bool // a close (or the agent's stop) began
 
 	done   chan struct{} // closed once it is gone; then status and err are set
 	status child.ExitStatus
@@ -48,35 +42,6 @@ type session struct {
 // signalsQueued is how many forwarded signals a session may have yet to
 // take before a new one is dropped.
 const signalsQueued = 8
-
-// childStarted is told of every child the session's engine starts.
-func (s *session) childStarted(pid int) {
-	s.startOnce.Do(func() {
-		s.pid.Store(int64(pid))
-		close(s.running)
-	})
-}
-
-// childAlive is told once the session's first child did not fail its
-// first run: it was seen waiting for input, ran for firstRun, or ended
-// otherwise (see stream.Config.FirstRun).
-func (s *session) childAlive() {
-	s.aliveOnce.Do(func() { close(s.alive) })
-}
-
-// ready reports whether the session's child runs and, with a prompt, has
-// shown it since it started.
-func (s *session) ready() (pid int, ok bool) {
-	snap := s.eng.Snapshot()
-	if snap.Child.PID == 0 {
-		return 0, false
-	}
-	if !s.prompt {
-		return snap.Child.PID, true
-	}
-	t := snap.Child.Turn
-	return snap.Child.PID, t != nil && (t.State == "ready" || t.Unready == nil)
-}
 
 // snapshot is the session's entry in the status file.
 func (s *session) snapshot() status.Session {

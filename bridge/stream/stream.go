@@ -45,22 +45,28 @@ type Engine struct {
 	// child's output and keeps the output FIFO as a transcript; quiet
 	// without one.
 	talk talk
+
+	// Events (events.go).
+	ready     chan struct{} // closed once the child is past its start
+	readyOnce sync.Once
+	pid       atomic.Int64 // the child started last
 }
 
 // New returns stream mode serving src and sink with cfg; poke is told
 // whenever the status changed. Run serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
-	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{}}
+	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
+		ready: make(chan struct{})}
 	if cfg.Conversation != nil {
 		s.talk = s.converse()
 	}
 	s.feed.typed = s.talk.Typed
-	var ready func() bool
 	if cfg.Conversation != nil {
-		ready = s.talk.Readied
+		s.first = newFirstRun(cfg, s.talk.Readied, nil) // Ready is the conversation's to tell
+	} else {
+		s.first = newFirstRun(cfg, nil, s.markReady)
 	}
-	s.first = newFirstRun(cfg, ready)
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -86,7 +92,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke, clock)
-		s.tty.tee, s.tty.talk, s.tty.first = s.tee, s.talk, s.first
+		s.tty.tee, s.tty.talk, s.tty.first, s.tty.running = s.tee, s.talk, s.first, s.running
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
@@ -201,8 +207,8 @@ func (s *Engine) forward(done <-chan struct{}) {
 	}
 }
 
-// start starts one child and tells Started of it; the first is watched
-// as Config.FirstRun says.
+// start starts one child; the first is watched as Config.FirstRun says,
+// and without a conversation or FirstRun its start is Ready.
 func (s *Engine) start() (*child.Process, error) {
 	s.talk.Started() // before any output: the first prompt counts
 	first := s.first.begin()
@@ -220,8 +226,8 @@ func (s *Engine) start() (*child.Process, error) {
 	if first {
 		s.first.watch(p, alive)
 	}
-	if s.cfg.Started != nil {
-		s.cfg.Started(p.Pid)
+	if s.cfg.Conversation == nil && s.first == nil {
+		s.markReady()
 	}
 	return p, nil
 }
@@ -257,6 +263,7 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 		w.stderr.abandon()
 		return nil, nil, err
 	}
+	s.running(p.Pid)
 	r.pgid = p.Pid
 	alive := r // without a conversation, the first run's
 	if s.cfg.Conversation != nil {
