@@ -16,7 +16,7 @@ import (
 // serve reads control lines and acts on each until the Source is closed;
 // then the lines it had read are refused: the agent is stopping.
 func (e *Engine) serve(ctx context.Context) {
-	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
+	lines := protocol.NewLineReader(e.src, e.run.MaxRequest)
 	lines.Each(func(line []byte, err error) { e.accept(ctx, line, err) }) // until the Source is closed: stopping
 	for _, line := range protocol.SplitLines(lines.Rest()) {
 		e.accept(ctx, line, nil)
@@ -42,21 +42,21 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		ctl, err = protocol.ParseControl(line)
 	}
 	if errors.Is(err, protocol.ErrDamaged) {
-		answer.RefuseDamaged(e.cfg.Log, e.cfg.Replies, "control line", ctl.Reply, err)
+		answer.RefuseDamaged(e.log, e.cfg.Replies, "control line", ctl.Reply, err)
 		return
 	}
 	if ctl.ID == "" {
 		ctl.ID = e.newID()
 	}
 	if ctl.Reply == "" {
-		e.cfg.Log.Warn("control line not answered: it names no reply fifo", "id", ctl.ID, "err", err)
+		e.log.Warn("control line not answered: it names no reply fifo", "id", ctl.ID, "err", err)
 		return
 	}
 	reply, rerr := fifo.OpenReply(e.cfg.Replies, ctl.Reply)
 	if rerr != nil {
-		e.cfg.Log.Warn("control line not answered: its reply fifo cannot be opened", "id", ctl.ID, "err", rerr)
+		e.log.Warn("control line not answered: its reply fifo cannot be opened", "id", ctl.ID, "err", rerr)
 		if !answer.NotAReply(rerr) {
-			answer.DropUnanswerable(e.cfg.Log, e.cfg.Replies, ctl.Reply, rerr)
+			answer.DropUnanswerable(e.log, e.cfg.Replies, ctl.Reply, rerr)
 		}
 		return
 	}

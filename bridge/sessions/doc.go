@@ -18,8 +18,8 @@
 //     closed session stays in the agent.
 //   - An open is answered once the session's child runs and is past the
 //     start of its first run: seen waiting for its input, or running for
-//     firstRun (with a prompt: once it is ready). A first run that ends
-//     with 127 or 126 within firstRun, or with a prompt before it was
+//     config.SessionFirstRun (with a prompt: once it is ready). A first run
+//     that ends with 127 or 126 within it, or with a prompt before it was
 //     ever ready, as `env PROG` does with no PROG, leaves no session (no
 //     restart, no slot held), and an open not answered yet fails with
 //     that code, quoting the child's last line (stream.Config.FirstRun).

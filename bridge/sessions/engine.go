@@ -4,10 +4,12 @@ package sessions
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
@@ -33,6 +35,8 @@ const maxWaiting = 1024
 //     its own, writing under the rule (package bound).
 type Engine struct {
 	cfg    *Config
+	run    *config.Run // cfg.Run
+	log    *slog.Logger
 	reaper *child.Reaper
 	src    *fifo.Source
 	sink   *fifo.Sink // DIR/out: it carries nothing in sessions mode
@@ -54,8 +58,8 @@ type Engine struct {
 // is only closed at the end. poke is told whenever the status changed.
 // Run serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
-	return &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke,
-		rule: bound.NewRule(cfg.StopTimeout), idle: idle.NewClock(), sessions: map[string]*session{}}
+	return &Engine{cfg: cfg, run: cfg.Run, log: cfg.Run.Log, reaper: reaper, src: src, sink: sink, poke: poke,
+		rule: bound.NewRule(cfg.Run.StopTimeout), idle: idle.NewClock(), sessions: map[string]*session{}}
 }
 
 // Run serves control lines until ctx is done (or -idle-timeout passed
@@ -64,7 +68,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 // gone and every answer written or given up; it closes src and sink. Its
 // status is always 0: a stop of sessions mode is a success.
 func (e *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
-	ctx, stopIdle := e.idle.StopWhenIdle(ctx, e.cfg.IdleTimeout, e.cfg.Log, e.busy)
+	ctx, stopIdle := e.idle.StopWhenIdle(ctx, e.run.IdleTimeout, e.log, e.busy)
 	defer stopIdle()
 	e.mu.Lock()
 	e.ctx = ctx
@@ -79,11 +83,11 @@ func (e *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 		defer loops.Done()
 		// An answer holds its reply FIFO open, and its client the read
 		// end: the sweep takes only FIFOs nobody reads.
-		answer.Sweep(ctx, e.cfg.Log, e.cfg.Replies, e.cfg.ReplySweep, func(string) bool { return false })
+		answer.Sweep(ctx, e.log, e.cfg.Replies, e.run.ReplySweep, func(string) bool { return false })
 	}()
 	<-ctx.Done()
 	e.rule.Stop()
-	e.cfg.Log.Info("stopping: closing every session", "sessions", e.open())
+	e.log.Info("stopping: closing every session", "sessions", e.open())
 	e.src.Close() // ends serve; every session's context is done with ctx
 	loops.Wait()
 	e.wg.Wait()
@@ -98,7 +102,7 @@ func (e *Engine) forward(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case sig := <-e.cfg.Forward:
+		case sig := <-e.run.Forward:
 			e.mu.Lock()
 			for _, s := range e.sessions {
 				select {

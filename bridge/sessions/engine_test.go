@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -67,7 +68,7 @@ func TestSessionsProgramCannotStart(t *testing.T) {
 
 // Opens that are refused: open already, -max-sessions, reuse, bad names.
 func TestSessionsOpenRefusals(t *testing.T) {
-	h := startHarness(t, program{"/bin/cat"}, func(c *Config) { c.MaxSessions = 2 })
+	h := startHarness(t, program{"/bin/cat"}, func(r *config.Run) { r.MaxSessions = 2 })
 	first := h.open("one", nil)
 	require.Equal(t, protocol.FrameOpened, first.typ(), "%v", first)
 	f := h.open("one", nil)
@@ -139,8 +140,8 @@ func TestSessionsStopClosesAll(t *testing.T) {
 		require.Equal(t, protocol.FrameOpened, f.typ(), "%s: %v", name, f)
 	}
 	start := time.Now()
-	h.stopWithin(h.e.cfg.StopTimeout + time.Second)
-	require.Less(t, time.Since(start), h.e.cfg.StopTimeout+time.Second)
+	h.stopWithin(h.e.run.StopTimeout + time.Second)
+	require.Less(t, time.Since(start), h.e.run.StopTimeout+time.Second)
 	entries, err := os.ReadDir(filepath.Join(h.dir, "sessions"))
 	require.NoError(t, err)
 	require.Empty(t, entries)
@@ -186,7 +187,7 @@ func TestSessionsChildEndsClosesSession(t *testing.T) {
 
 // -session-idle closes a session nobody uses; the others stay.
 func TestSessionsIdle(t *testing.T) {
-	h := startHarness(t, program{"/bin/cat"}, func(c *Config) { c.SessionIdle = 300 * time.Millisecond })
+	h := startHarness(t, program{"/bin/cat"}, func(r *config.Run) { r.SessionIdle = 300 * time.Millisecond })
 	require.Equal(t, protocol.FrameOpened, h.open("idle", nil).typ())
 	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
 	h.noSessionDir("idle")

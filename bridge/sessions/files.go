@@ -49,7 +49,7 @@ func (e *Engine) makeDir(name string) (*sharedir.Dir, error) {
 // makeFiles makes the session's FIFOs (and winsize with a terminal) and
 // opens the agent's ends of in and out; on failure nothing stays open.
 func (e *Engine) makeFiles(s *session) (*fifo.Source, *fifo.Sink, error) {
-	perm := e.cfg.Perm
+	perm := e.run.Perm
 	made := []struct {
 		name string
 		mode os.FileMode
@@ -94,7 +94,7 @@ func (e *Engine) makeWinsize(files *sharedir.Dir) error {
 		return err
 	}
 	defer f.Close()
-	mode := 0o600 | e.cfg.Perm&0o066
+	mode := 0o600 | e.run.Perm&0o066
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("chmod %s: %w", files.Join(winsizeName), err)
 	}
@@ -108,7 +108,7 @@ func (e *Engine) removeFiles(name string, files *sharedir.Dir) {
 	e.removeEntries(files)
 	files.Close()
 	if err := e.cfg.Sessions.RemoveDir(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		e.cfg.Log.Warn("cannot remove a session's directory", "session", name, "err", err)
+		e.log.Warn("cannot remove a session's directory", "session", name, "err", err)
 	}
 }
 
@@ -117,13 +117,13 @@ func (e *Engine) removeFiles(name string, files *sharedir.Dir) {
 func (e *Engine) removeEntries(files *sharedir.Dir) {
 	for _, name := range fifoNames {
 		if err := fifo.RemoveAt(files, name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			e.cfg.Log.Warn("cannot remove a session's fifo", "err", err)
+			e.log.Warn("cannot remove a session's fifo", "err", err)
 		}
 	}
 	st, err := files.Stat(winsizeName)
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		if err := files.Remove(winsizeName); err != nil {
-			e.cfg.Log.Warn("cannot remove a session's winsize", "err", err)
+			e.log.Warn("cannot remove a session's winsize", "err", err)
 		}
 	}
 }
@@ -139,7 +139,7 @@ func (e *Engine) removeLeftovers() {
 		}
 	})
 	if err != nil {
-		e.cfg.Log.Warn("cannot look for sessions an earlier agent left", "err", err)
+		e.log.Warn("cannot look for sessions an earlier agent left", "err", err)
 	}
 	removed := 0
 	for _, name := range names {
@@ -155,7 +155,7 @@ func (e *Engine) removeLeftovers() {
 		removed++
 	}
 	if removed > 0 {
-		e.cfg.Log.Info("removed the session directories an earlier agent left", "removed", removed,
+		e.log.Info("removed the session directories an earlier agent left", "removed", removed,
 			"dir", strings.TrimSuffix(e.cfg.Sessions.Path(), "/"))
 	}
 }

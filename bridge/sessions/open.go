@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/child"
@@ -21,13 +22,6 @@ import (
 // its line gives no timeout.
 const openTimeout = 30 * time.Second
 
-// firstRun is how long a session's first run may take to fail as a
-// program that cannot start does (127 or 126 at once: `env PROG` with no
-// PROG): such an open fails, and no session is left. An open without a
-// prompt is answered once the child is seen waiting for its input, or
-// has run this long.
-const firstRun = time.Second
-
 // openOp opens the session the line names, or refuses.
 func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	e.mu.Lock()
@@ -37,7 +31,7 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	case s != nil && ctl.Reuse && !s.closing.Load():
 		// A reuse starts nothing, but its line is refused as a first
 		// open's would be (-arg without -allow-args, a bad pattern).
-		if _, err := e.cfg.Stream(ctl, s.files); err != nil {
+		if _, err := e.run.Entry(&ctl, e.places(s)); err != nil {
 			e.refuse(ctl, reply, err)
 			return
 		}
@@ -49,7 +43,7 @@ func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	case s != nil:
 		e.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
 		return
-	case n >= e.cfg.MaxSessions:
+	case n >= e.run.MaxSessions:
 		e.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
 		return
 	case !e.wait():
@@ -98,50 +92,37 @@ func (e *Engine) start(ctl protocol.ParsedControl) (*session, error) {
 }
 
 // newSession makes the stream engine of a session whose directory is
-// files, on FIFOs made there.
+// files, on FIFOs made there, with the settings of its open line.
 func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*session, error) {
-	cfg, err := e.cfg.Stream(ctl, files)
+	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
+		log: e.log.With("session", ctl.Session), started: time.Now().UTC(),
+		signals: make(chan os.Signal, signalsQueued), done: make(chan struct{})}
+	cfg, err := e.run.Entry(&ctl, e.places(s))
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
-		log: e.cfg.Log.With("session", ctl.Session), started: time.Now().UTC(), tty: cfg.Tty,
-		prompt: cfg.Conversation != nil, ctx: ctx, cancel: cancel, signals: make(chan os.Signal, signalsQueued),
-		done: make(chan struct{})}
-	e.own(s, cfg)
+	cfg.Forward = s.signals
+	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
+	s.ctx, s.cancel = context.WithCancel(e.ctx)
 	src, sink, err := e.makeFiles(s)
 	if err != nil {
-		cancel()
+		s.cancel()
 		return nil, err
 	}
 	s.eng = stream.New(cfg, e.reaper, src, sink, e.poke)
 	return s, nil
 }
 
-// own sets what the session's stream settings take from the engine: its
-// directory, its conversation's FIFOs, -session-idle, the signals, the
-// log, and no controlling terminal of the agent's.
-func (e *Engine) own(s *session, cfg *stream.Config) {
-	cfg.Dir, cfg.Log, cfg.Forward = s.files, s.log, s.signals
-	cfg.FirstRun = firstRun
-	cfg.IdleTimeout, cfg.StopTimeout, cfg.Terminal = e.cfg.SessionIdle, e.cfg.StopTimeout, nil
-	if c := cfg.Conversation; c != nil {
-		c.Dir, c.Replies, c.Roles, c.Created = s.files, e.cfg.Replies, s.roles, nil
-		c.Create, c.AskMode = true, fifo.InputMode(e.cfg.Perm)
-		if c.MaxRequest == 0 {
-			c.MaxRequest = e.cfg.MaxRequest
-		}
-		if c.ReplySweep == 0 {
-			c.ReplySweep = e.cfg.ReplySweep
-		}
-	}
+// places is where session s is: its directory, its FIFOs' roles and its
+// log, DIR/replies, and the agent's cgroups.
+func (e *Engine) places(s *session) config.Places {
+	return config.Places{Dir: s.files, Replies: e.cfg.Replies, Roles: s.roles, Cgroups: e.cfg.Cgroups, Log: s.log}
 }
 
 // answerOpen answers an open once the session's child is past its
 // start (its engine's Ready event: with a prompt, once it showed its
 // prompt; else once it was seen waiting for its input, or ran for
-// firstRun), or with an error frame when it could not start or ended
+// config.SessionFirstRun), or with an error frame when it could not start or ended
 // before, or when that did not come within the line's timeout (the
 // session stays open). Nothing is polled: it waits for the two events,
 // Ready and the session's end, and its timeout. reused says the line

@@ -20,7 +20,7 @@ const pipeBuf = 4096
 // refuse answers a control line with one error frame, at once or not at
 // all, and closes its reply FIFO.
 func (e *Engine) refuse(ctl protocol.ParsedControl, reply *fifo.Reply, err error) {
-	e.cfg.Log.Warn("control line refused", "id", ctl.ID, "op", ctl.Op, "session", ctl.Session, "err", err)
+	e.log.Warn("control line refused", "id", ctl.ID, "op", ctl.Op, "session", ctl.Session, "err", err)
 	e.writeNow(ctl.ID, reply, answer.ErrorFrame(ctl.ID, err))
 }
 
@@ -29,7 +29,7 @@ func (e *Engine) refuse(ctl protocol.ParsedControl, reply *fifo.Reply, err error
 func (e *Engine) writeNow(id string, reply *fifo.Reply, frame []byte) {
 	defer reply.Close()
 	if err := answer.WriteNow(reply, frame); err != nil {
-		e.cfg.Log.Warn("answer dropped: its reply fifo takes nothing", "id", id, "err", err)
+		e.log.Warn("answer dropped: its reply fifo takes nothing", "id", id, "err", err)
 	}
 }
 
@@ -54,10 +54,10 @@ func (e *Engine) write(id string, reply *fifo.Reply, frame []byte) {
 	switch {
 	case err == nil:
 	case bound.GivenUp(err) && !e.rule.Stopping():
-		e.cfg.Log.Warn("giving up on a reply fifo whose reader takes nothing", "id", id, "after", e.rule.Patience())
-		answer.DropGivenUp(e.cfg.Log, reply)
+		e.log.Warn("giving up on a reply fifo whose reader takes nothing", "id", id, "after", e.rule.Patience())
+		answer.DropGivenUp(e.log, reply)
 	default:
-		e.cfg.Log.Warn("answer dropped", "id", id, "err", err)
+		e.log.Warn("answer dropped", "id", id, "err", err)
 	}
 }
 
