@@ -28,11 +28,11 @@ import (
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// harness is an Engine on a temporary DIR, run by the test: DIR/in and a
+// harness is a Table on a temporary DIR, run by the test: DIR/in and a
 // writer of it, DIR/replies, DIR/sessions, and a way to stop it.
 type harness struct {
 	t       *testing.T
-	e       *Engine
+	tab *Table
 	dir     string
 	in      *os.File // writes control lines
 	stop    context.CancelFunc
@@ -87,8 +87,8 @@ func startHarness(t *testing.T, prog program, tune func(*config.Run)) *harness {
 	cfg := &Config{Run: run, Sessions: sessionsDir, Replies: replies}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
-	h.e = New(cfg, reaper, src, sink, func() {})
-	go func() { defer close(h.stopped); h.e.Run(ctx) }()
+	h.tab = New(cfg, reaper, src, sink, func() {})
+	go func() { defer close(h.stopped); h.tab.Run(ctx) }()
 	t.Cleanup(func() {
 		h.stopWithin(10 * time.Second)
 		reaper.Close()

@@ -23,100 +23,100 @@ import (
 const openTimeout = 30 * time.Second
 
 // openOp opens the session the line names, or refuses.
-func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	e.mu.Lock()
-	s, n := e.sessions[ctl.Session], len(e.sessions)
-	e.mu.Unlock()
+func (t *Table) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
+	t.mu.Lock()
+	s, n := t.sessions[ctl.Session], len(t.sessions)
+	t.mu.Unlock()
 	switch {
 	case s != nil && ctl.Reuse && !s.closing.Load():
 		// A reuse starts nothing, but its line is refused as a first
 		// open's would be (-arg without -allow-args, a bad pattern).
-		if _, err := e.run.Entry(&ctl, e.places(s)); err != nil {
-			e.refuse(ctl, reply, err)
+		if _, err := t.run.Entry(&ctl, t.places(s)); err != nil {
+			t.refuse(ctl, reply, err)
 			return
 		}
-		e.reuse(s, ctl, reply)
+		t.reuse(s, ctl, reply)
 		return
 	case s != nil && s.closing.Load():
-		e.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
+		t.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
 		return
 	case s != nil:
-		e.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
+		t.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
 		return
-	case n >= e.run.MaxSessions:
-		e.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
+	case n >= t.run.MaxSessions:
+		t.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
 		return
-	case !e.wait():
-		e.refuse(ctl, reply, errTooManyWaiting)
+	case !t.wait():
+		t.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	s, err := e.start(ctl)
+	s, err := t.start(ctl)
 	if err != nil {
-		e.done()
-		e.refuse(ctl, reply, err)
+		t.done()
+		t.refuse(ctl, reply, err)
 		return
 	}
-	e.later(func() { e.answerOpen(s, ctl, reply, false) })
+	t.later(func() { t.answerOpen(s, ctl, reply, false) })
 }
 
 // reuse answers an open with "reuse" of the open session s as the open
 // that started it is answered: once its child runs (with a prompt: is
 // ready) and the status file lists it, which may be at once.
-func (e *Engine) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
-	if !e.wait() {
-		e.refuse(ctl, reply, errTooManyWaiting)
+func (t *Table) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
+	if !t.wait() {
+		t.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	e.later(func() { e.answerOpen(s, ctl, reply, true) })
+	t.later(func() { t.answerOpen(s, ctl, reply, true) })
 }
 
 // start makes the session's files and engine, and runs it.
-func (e *Engine) start(ctl protocol.ParsedControl) (*session, error) {
-	files, err := e.makeDir(ctl.Session)
+func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
+	files, err := t.makeDir(ctl.Session)
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.newSession(ctl, files)
+	s, err := t.newSession(ctl, files)
 	if err != nil {
-		e.removeFiles(ctl.Session, files)
+		t.removeFiles(ctl.Session, files)
 		return nil, err
 	}
-	e.mu.Lock()
-	e.sessions[s.name] = s
-	e.mu.Unlock()
-	e.wg.Add(1)
-	go e.runSession(s)
+	t.mu.Lock()
+	t.sessions[s.name] = s
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go t.runSession(s)
 	s.log.Info("session opened", "tty", s.tty, "prompt", s.prompt)
-	e.poke()
+	t.poke()
 	return s, nil
 }
 
 // newSession makes the stream engine of a session whose directory is
 // files, on FIFOs made there, with the settings of its open line.
-func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*session, error) {
+func (t *Table) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*session, error) {
 	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
-		log: e.log.With("session", ctl.Session), started: time.Now().UTC(),
+		log: t.log.With("session", ctl.Session), started: time.Now().UTC(),
 		signals: make(chan os.Signal, signalsQueued), done: make(chan struct{})}
-	cfg, err := e.run.Entry(&ctl, e.places(s))
+	cfg, err := t.run.Entry(&ctl, t.places(s))
 	if err != nil {
 		return nil, err
 	}
 	cfg.Forward = s.signals
 	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
-	s.ctx, s.cancel = context.WithCancel(e.ctx)
-	src, sink, err := e.makeFiles(s)
+	s.ctx, s.cancel = context.WithCancel(t.ctx)
+	src, sink, err := t.makeFiles(s)
 	if err != nil {
 		s.cancel()
 		return nil, err
 	}
-	s.eng = stream.New(cfg, e.reaper, src, sink, e.poke)
+	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	return s, nil
 }
 
 // places is where session s is: its directory, its FIFOs' roles and its
 // log, DIR/replies, and the agent's cgroups.
-func (e *Engine) places(s *session) config.Places {
-	return config.Places{Dir: s.files, Replies: e.cfg.Replies, Roles: s.roles, Cgroups: e.cfg.Cgroups, Log: s.log}
+func (t *Table) places(s *session) config.Places {
+	return config.Places{Dir: s.files, Replies: t.cfg.Replies, Roles: s.roles, Cgroups: t.cfg.Cgroups, Log: s.log}
 }
 
 // answerOpen answers an open once the session's child is past its
@@ -127,7 +127,7 @@ func (e *Engine) places(s *session) config.Places {
 // session stays open). Nothing is polled: it waits for the two events,
 // Ready and the session's end, and its timeout. reused says the line
 // reused s, which an earlier open started.
-func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
+func (t *Table) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
 	limit := ctl.Limit
 	if limit <= 0 {
 		limit = openTimeout
@@ -140,17 +140,17 @@ func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.
 	case <-timeout.C:
 		msg := fmt.Sprintf("session %s: no prompt within %v; it stays open: close it with `fifobridge close %s`", s.name, limit, s.name)
 		s.log.Warn("open timed out: no prompt yet; the session stays open", "timeout", limit)
-		e.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
+		t.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
 		return
 	}
 	if !closed(s.eng.Ready()) { // it ended before it was ready
-		e.write(ctl.ID, reply, openFailed(s, ctl.ID))
+		t.write(ctl.ID, reply, openFailed(s, ctl.ID))
 		return
 	}
 	if !closed(s.done) {
-		e.flush() // the status file lists it before the answer says so
+		t.flush() // the status file lists it before the answer says so
 	}
-	e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, s.eng.Pid(), reused))
+	t.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, s.eng.Pid(), reused))
 }
 
 // closed reports whether ch is closed.

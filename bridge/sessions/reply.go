@@ -19,17 +19,17 @@ const pipeBuf = 4096
 
 // refuse answers a control line with one error frame, at once or not at
 // all, and closes its reply FIFO.
-func (e *Engine) refuse(ctl protocol.ParsedControl, reply *fifo.Reply, err error) {
-	e.log.Warn("control line refused", "id", ctl.ID, "op", ctl.Op, "session", ctl.Session, "err", err)
-	e.writeNow(ctl.ID, reply, answer.ErrorFrame(ctl.ID, err))
+func (t *Table) refuse(ctl protocol.ParsedControl, reply *fifo.Reply, err error) {
+	t.log.Warn("control line refused", "id", ctl.ID, "op", ctl.Op, "session", ctl.Session, "err", err)
+	t.writeNow(ctl.ID, reply, answer.ErrorFrame(ctl.ID, err))
 }
 
 // writeNow writes frame, at most PIPE_BUF bytes, to reply at once or
 // drops it (answer.WriteNow), and closes reply.
-func (e *Engine) writeNow(id string, reply *fifo.Reply, frame []byte) {
+func (t *Table) writeNow(id string, reply *fifo.Reply, frame []byte) {
 	defer reply.Close()
 	if err := answer.WriteNow(reply, frame); err != nil {
-		e.log.Warn("answer dropped: its reply fifo takes nothing", "id", id, "err", err)
+		t.log.Warn("answer dropped: its reply fifo takes nothing", "id", id, "err", err)
 	}
 }
 
@@ -38,26 +38,26 @@ func (e *Engine) writeNow(id string, reply *fifo.Reply, frame []byte) {
 // closed. Only goroutines that may wait call it.
 // flush rewrites the status file before an answer that changes what it
 // lists (Config.Flush), or has it rewritten soon without one.
-func (e *Engine) flush() {
-	if e.cfg.Flush == nil {
-		e.poke()
+func (t *Table) flush() {
+	if t.cfg.Flush == nil {
+		t.poke()
 		return
 	}
-	e.cfg.Flush()
+	t.cfg.Flush()
 }
 
-func (e *Engine) write(id string, reply *fifo.Reply, frame []byte) {
+func (t *Table) write(id string, reply *fifo.Reply, frame []byte) {
 	defer reply.Close()
-	w := e.rule.NewWriter(reply)
+	w := t.rule.NewWriter(reply)
 	defer w.Close()
 	_, err := w.Write(frame)
 	switch {
 	case err == nil:
-	case bound.GivenUp(err) && !e.rule.Stopping():
-		e.log.Warn("giving up on a reply fifo whose reader takes nothing", "id", id, "after", e.rule.Patience())
-		answer.DropGivenUp(e.log, reply)
+	case bound.GivenUp(err) && !t.rule.Stopping():
+		t.log.Warn("giving up on a reply fifo whose reader takes nothing", "id", id, "after", t.rule.Patience())
+		answer.DropGivenUp(t.log, reply)
 	default:
-		e.log.Warn("answer dropped", "id", id, "err", err)
+		t.log.Warn("answer dropped", "id", id, "err", err)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // session is one open session: its stream engine, its files, and how it
-// ended. Its run (Engine.runSession) owns everything in it.
+// ended. Its run (Table.runSession) owns everything in it.
 type session struct {
 	name    string
 	files   *sharedir.Dir // DIR/sessions/NAME
@@ -79,16 +79,16 @@ func (s *session) close() {
 // runSession runs s until its engine returns (a close, its child ended
 // for good, -session-idle, the agent's stop), then removes its files and
 // forgets it.
-func (e *Engine) runSession(s *session) {
-	defer e.wg.Done()
+func (t *Table) runSession(s *session) {
+	defer t.wg.Done()
 	st, err := s.eng.Run(s.ctx)
 	s.closing.Store(true)
 	s.cancel()
-	e.removeFiles(s.name, s.files)
-	e.mu.Lock()
-	delete(e.sessions, s.name)
-	e.mu.Unlock()
-	e.flush()
+	t.removeFiles(s.name, s.files)
+	t.mu.Lock()
+	delete(t.sessions, s.name)
+	t.mu.Unlock()
+	t.flush()
 	s.status, s.err = st, err
 	close(s.done)
 	if err != nil {
@@ -96,6 +96,6 @@ func (e *Engine) runSession(s *session) {
 	} else {
 		s.log.Info("session closed", "status", st.String())
 	}
-	e.idle.Touch() // the end of a session is activity
-	e.poke()
+	t.idle.Touch() // the end of a session is activity
+	t.poke()
 }

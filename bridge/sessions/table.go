@@ -23,7 +23,7 @@ import (
 // FIFO and a goroutine. One more is refused at once.
 const maxWaiting = 1024
 
-// Engine is sessions mode. Who may block on what:
+// Table is sessions mode. Who may block on what:
 //
 //   - The control loop (serve) reads lines, opens reply FIFOs without
 //     waiting, makes a new session's files, and writes only what a pipe
@@ -33,7 +33,7 @@ const maxWaiting = 1024
 //   - An open's answer waits for the session's child (answerOpen), a
 //     close's for the session's end (answerClose), each in a goroutine of
 //     its own, writing under the rule (package bound).
-type Engine struct {
+type Table struct {
 	cfg    *Config
 	run    *config.Run // cfg.Run
 	log    *slog.Logger
@@ -57,8 +57,8 @@ type Engine struct {
 // New returns sessions mode serving the control FIFO src; sink, DIR/out,
 // is only closed at the end. poke is told whenever the status changed.
 // Run serves.
-func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
-	return &Engine{cfg: cfg, run: cfg.Run, log: cfg.Run.Log, reaper: reaper, src: src, sink: sink, poke: poke,
+func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Table {
+	return &Table{cfg: cfg, run: cfg.Run, log: cfg.Run.Log, reaper: reaper, src: src, sink: sink, poke: poke,
 		rule: bound.NewRule(cfg.Run.StopTimeout), idle: idle.NewClock(), sessions: map[string]*session{}}
 }
 
@@ -67,85 +67,85 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 // the lines already read are refused. Run returns once every session is
 // gone and every answer written or given up; it closes src and sink. Its
 // status is always 0: a stop of sessions mode is a success.
-func (e *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
-	ctx, stopIdle := e.idle.StopWhenIdle(ctx, e.run.IdleTimeout, e.log, e.busy)
+func (t *Table) Run(ctx context.Context) (child.ExitStatus, error) {
+	ctx, stopIdle := t.idle.StopWhenIdle(ctx, t.run.IdleTimeout, t.log, t.busy)
 	defer stopIdle()
-	e.mu.Lock()
-	e.ctx = ctx
-	e.mu.Unlock()
-	e.removeLeftovers()
+	t.mu.Lock()
+	t.ctx = ctx
+	t.mu.Unlock()
+	t.removeLeftovers()
 
 	var loops sync.WaitGroup
 	loops.Add(3)
-	go func() { defer loops.Done(); e.serve(ctx) }()
-	go func() { defer loops.Done(); e.forward(ctx) }()
+	go func() { defer loops.Done(); t.serve(ctx) }()
+	go func() { defer loops.Done(); t.forward(ctx) }()
 	go func() {
 		defer loops.Done()
 		// An answer holds its reply FIFO open, and its client the read
 		// end: the sweep takes only FIFOs nobody reads.
-		answer.Sweep(ctx, e.log, e.cfg.Replies, e.run.ReplySweep, func(string) bool { return false })
+		answer.Sweep(ctx, t.log, t.cfg.Replies, t.run.ReplySweep, func(string) bool { return false })
 	}()
 	<-ctx.Done()
-	e.rule.Stop()
-	e.log.Info("stopping: closing every session", "sessions", e.open())
-	e.src.Close() // ends serve; every session's context is done with ctx
+	t.rule.Stop()
+	t.log.Info("stopping: closing every session", "sessions", t.open())
+	t.src.Close() // ends serve; every session's context is done with ctx
 	loops.Wait()
-	e.wg.Wait()
-	e.sink.Close()
+	t.wg.Wait()
+	t.sink.Close()
 	return child.ExitStatus{}, nil
 }
 
 // forward passes each signal to every session, without waiting for any:
 // a session whose signals pile up loses the new one, and that is logged.
-func (e *Engine) forward(ctx context.Context) {
+func (t *Table) forward(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case sig := <-e.run.Forward:
-			e.mu.Lock()
-			for _, s := range e.sessions {
+		case sig := <-t.run.Forward:
+			t.mu.Lock()
+			for _, s := range t.sessions {
 				select {
 				case s.signals <- sig:
 				default:
 					s.log.Warn("signal not forwarded: the session has not taken the ones before", "signal", sig.String())
 				}
 			}
-			e.mu.Unlock()
+			t.mu.Unlock()
 		}
 	}
 }
 
 // open returns how many sessions are open.
-func (e *Engine) open() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.sessions)
+func (t *Table) open() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.sessions)
 }
 
 // busy reports whether a session is open, for -idle-timeout.
-func (e *Engine) busy() bool { return e.open() > 0 }
+func (t *Table) busy() bool { return t.open() > 0 }
 
 // Snapshot is sessions mode's part of the status file.
-func (e *Engine) Snapshot() status.Status {
+func (t *Table) Snapshot() status.Status {
 	st := status.Status{Mode: status.ModeSessions, State: string(child.StateRunning)}
-	e.mu.Lock()
-	if e.ctx != nil && e.ctx.Err() != nil {
+	t.mu.Lock()
+	if t.ctx != nil && t.ctx.Err() != nil {
 		st.State = string(child.StateStopping)
 	}
-	e.mu.Unlock()
-	st.Sessions = e.list()
+	t.mu.Unlock()
+	st.Sessions = t.list()
 	return st
 }
 
 // list describes every open session, by name.
-func (e *Engine) list() []status.Session {
-	e.mu.Lock()
-	all := make([]*session, 0, len(e.sessions))
-	for _, s := range e.sessions {
+func (t *Table) list() []status.Session {
+	t.mu.Lock()
+	all := make([]*session, 0, len(t.sessions))
+	for _, s := range t.sessions {
 		all = append(all, s)
 	}
-	e.mu.Unlock()
+	t.mu.Unlock()
 	slices.SortFunc(all, func(a, b *session) int { return strings.Compare(a.name, b.name) })
 	out := make([]status.Session, 0, len(all))
 	for _, s := range all {
@@ -156,31 +156,31 @@ func (e *Engine) list() []status.Session {
 
 // wait reserves room for one more waiting answer, or reports false when
 // maxWaiting wait already. done gives the room back.
-func (e *Engine) wait() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.waiting >= maxWaiting {
+func (t *Table) wait() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting >= maxWaiting {
 		return false
 	}
-	e.waiting++
+	t.waiting++
 	return true
 }
 
 // later runs answer, which writes an answer that waits, in a goroutine
 // the engine owns and waits for; the room wait reserved for it is given
 // back when it returns.
-func (e *Engine) later(answer func()) {
-	e.wg.Add(1)
+func (t *Table) later(answer func()) {
+	t.wg.Add(1)
 	go func() {
-		defer e.wg.Done()
-		defer e.done()
+		defer t.wg.Done()
+		defer t.done()
 		answer()
 	}()
 }
 
 // done gives back the room wait reserved.
-func (e *Engine) done() {
-	e.mu.Lock()
-	e.waiting--
-	e.mu.Unlock()
+func (t *Table) done() {
+	t.mu.Lock()
+	t.waiting--
+	t.mu.Unlock()
 }

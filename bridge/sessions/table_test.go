@@ -62,7 +62,7 @@ func TestSessionsProgramCannotStart(t *testing.T) {
 	f := h.open("x", nil)
 	require.Equal(t, protocol.FrameError, f.typ(), "%v", f)
 	require.Equal(t, 127, f.num("code"), "%v", f)
-	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
 	h.noSessionDir("x")
 }
 
@@ -140,8 +140,8 @@ func TestSessionsStopClosesAll(t *testing.T) {
 		require.Equal(t, protocol.FrameOpened, f.typ(), "%s: %v", name, f)
 	}
 	start := time.Now()
-	h.stopWithin(h.e.run.StopTimeout + time.Second)
-	require.Less(t, time.Since(start), h.e.run.StopTimeout+time.Second)
+	h.stopWithin(h.tab.run.StopTimeout + time.Second)
+	require.Less(t, time.Since(start), h.tab.run.StopTimeout+time.Second)
 	entries, err := os.ReadDir(filepath.Join(h.dir, "sessions"))
 	require.NoError(t, err)
 	require.Empty(t, entries)
@@ -181,7 +181,7 @@ func TestSessionsChildEndsClosesSession(t *testing.T) {
 	h := startHarness(t, program{"/bin/sh", "-c", "exit 3"}, nil)
 	f := h.open("brief", nil)
 	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
-	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 10*time.Second, 10*time.Millisecond)
 	h.noSessionDir("brief")
 }
 
@@ -189,7 +189,7 @@ func TestSessionsChildEndsClosesSession(t *testing.T) {
 func TestSessionsIdle(t *testing.T) {
 	h := startHarness(t, program{"/bin/cat"}, func(r *config.Run) { r.SessionIdle = 300 * time.Millisecond })
 	require.Equal(t, protocol.FrameOpened, h.open("idle", nil).typ())
-	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
 	h.noSessionDir("idle")
 }
 
@@ -200,7 +200,7 @@ func TestSessionsOpenTimesOut(t *testing.T) {
 	f := h.open("quiet", map[string]any{"prompt": `^> $`, "timeout": "200ms"})
 	require.Equal(t, protocol.FrameError, f.typ(), "%v", f)
 	require.Equal(t, true, f["timed_out"])
-	require.Len(t, h.e.list(), 1, "the session stays open")
+	require.Len(t, h.tab.list(), 1, "the session stays open")
 	require.Equal(t, protocol.FrameClosed, h.close("quiet").typ())
 }
 
@@ -252,7 +252,7 @@ func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
 	f := h.open("other", nil)
 	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
 	require.Less(t, time.Since(start), bound.ReaderPatience, "the other open waited for the stalled reader")
-	require.Eventually(t, func() bool { return len(h.e.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.tab.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		_, err := os.Lstat(path)
 		return os.IsNotExist(err)
