@@ -101,12 +101,7 @@ func Run(ctx context.Context, cfg *config.Run) (child.ExitStatus, error) {
 	cfg.Log.Info("serving", "mode", cfg.Mode, "in", cfg.In, "out", cfg.Out, "program", cfg.Program,
 		"containment", a.snapshotContainment(), "cgroup", cgroupDir(cgroups))
 	a.warnPromptUnseen()
-	m, err := a.engine(cgroups, reaper, src, sink)
-	if err != nil {
-		src.Close()
-		sink.Close()
-		return child.ExitStatus{}, &ConfigError{err}
-	}
+	m := a.engine(cgroups, reaper, src, sink)
 	a.setSource(m.Snapshot)
 	return m.Run(ctx)
 }

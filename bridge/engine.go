@@ -5,14 +5,11 @@ package bridge
 import (
 	"context"
 
-	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/execmode"
 	"github.com/fifobridge/fifobridge/bridge/sessions"
-	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -26,29 +23,24 @@ type engine interface {
 }
 
 // engine returns the engine of the agent's mode, serving src and sink and
-// starting every child in a cgroup of cgroups (nil: none).
-func (a *agent) engine(cgroups *cgroup.Manager, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) (engine, error) {
-	switch a.cfg.Mode {
-	case "exec":
-		return execmode.New(a.cfg.Exec(a.cfg.Spec(cgroups), a.replies), reaper, src, sink, a.statusFile.Poke), nil
-	case "sessions":
-		return sessions.New(a.sessionsConfig(cgroups), reaper, src, sink, a.statusFile.Poke), nil
+// starting every child in a cgroup of cgroups (nil: none): exec mode's,
+// or the table of stream children (stream and sessions mode).
+func (a *agent) engine(cgroups *cgroup.Manager, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
+	if a.cfg.Mode == "exec" {
+		return execmode.New(a.cfg.Exec(a.cfg.Spec(cgroups), a.replies), reaper, src, sink, a.statusFile.Poke)
 	}
-	// Stream mode's child is the empty open line's, on DIR's own FIFOs.
-	cfg, err := a.cfg.Entry(&protocol.ParsedControl{}, config.Places{Dir: a.dir, Replies: a.replies,
-		Created: a.addCreated, Roles: a.roles, Cgroups: cgroups})
-	if err != nil {
-		return nil, err
-	}
-	return stream.New(cfg, reaper, src, sink, a.statusFile.Poke), nil
+	return sessions.New(a.tableConfig(cgroups), reaper, src, sink, a.statusFile.Poke)
 }
 
-// sessionsConfig is sessions mode's configuration: the run's, every
-// session's stream settings coming from its open line (config.Run.Entry)
-// with its children in cgroups of cgroups and its askers' reply FIFOs in
-// DIR/replies.
-func (a *agent) sessionsConfig(cgroups *cgroup.Manager) *sessions.Config {
+// tableConfig is the configuration of the table of stream children: the
+// run's, every child's settings coming from its open line
+// (config.Run.Entry, stream mode's being the empty one), its children in
+// cgroups of cgroups, its askers' reply FIFOs in DIR/replies; stream
+// mode's entry is DIR's own, its FIFOs the agent's (roles, and those
+// made again removed at exit).
+func (a *agent) tableConfig(cgroups *cgroup.Manager) *sessions.Config {
 	return &sessions.Config{Run: a.cfg, Cgroups: cgroups, Sessions: a.sessions, Replies: a.replies,
+		Dir: a.dir, Roles: a.roles, Created: a.addCreated,
 		Flush: func() {
 			if err := a.statusFile.Write(); err != nil {
 				a.cfg.Log.Warn("cannot write the status file", "err", err)

@@ -4,6 +4,7 @@ package sessions
 
 import (
 	"github.com/fifobridge/fifobridge/bridge/config"
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
@@ -20,9 +21,17 @@ type Config struct {
 	// Cgroups, if set, gives each child a cgroup of its own.
 	Cgroups *cgroup.Manager
 
-	// Sessions is DIR/sessions, made by the agent; Replies is
-	// DIR/replies.
+	// Sessions is DIR/sessions, made by the agent (sessions mode);
+	// Replies is DIR/replies (nil without one).
 	Sessions, Replies *sharedir.Dir
+
+	// Stream mode's entry: Dir is DIR (nil when missing), where its
+	// winsize and ask FIFO are; Roles is what the agent's FIFO ends serve;
+	// Created is told of every FIFO its conversation makes again, for the
+	// agent to remove at exit.
+	Dir     *sharedir.Dir
+	Roles   *follow.Roles
+	Created func(d *sharedir.Dir, name string)
 
 	// Flush, if set, rewrites the status file now, and returns once it
 	// is written: an open is answered once the file lists its session, a

@@ -46,9 +46,14 @@ func (t *Table) makeDir(name string) (*sharedir.Dir, error) {
 	return files, nil
 }
 
-// makeFiles makes the session's FIFOs (and winsize with a terminal) and
-// opens the agent's ends of in and out; on failure nothing stays open.
-func (t *Table) makeFiles(s *session) (*fifo.Source, *fifo.Sink, error) {
+// wire returns the FIFO ends entry s serves: stream mode's are the
+// agent's, src and sink; a session's are made in its directory, with
+// ask with a prompt and winsize with a terminal, and opened. On failure
+// nothing stays open; unwire removes the files.
+func (t *Table) wire(s *session) (*fifo.Source, *fifo.Sink, error) {
+	if s.streamMode() {
+		return t.src, t.sink, nil
+	}
 	perm := t.run.Perm
 	made := []struct {
 		name string
@@ -99,6 +104,14 @@ func (t *Table) makeWinsize(files *sharedir.Dir) error {
 		return fmt.Errorf("chmod %s: %w", files.Join(winsizeName), err)
 	}
 	return nil
+}
+
+// unwire removes the files of entry s, a session's: stream mode's are
+// the agent's.
+func (t *Table) unwire(s *session) {
+	if !s.streamMode() {
+		t.removeFiles(s.name, s.files)
+	}
 }
 
 // removeFiles removes a session's files and its directory, and closes

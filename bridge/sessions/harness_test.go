@@ -32,7 +32,7 @@ import (
 // writer of it, DIR/replies, DIR/sessions, and a way to stop it.
 type harness struct {
 	t       *testing.T
-	tab *Table
+	tab     *Table
 	dir     string
 	in      *os.File // writes control lines
 	stop    context.CancelFunc

@@ -15,7 +15,6 @@ import (
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // openTimeout is how long an open waits for its child's first prompt when
@@ -31,7 +30,7 @@ func (t *Table) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	case s != nil && ctl.Reuse && !s.closing.Load():
 		// A reuse starts nothing, but its line is refused as a first
 		// open's would be (-arg without -allow-args, a bad pattern).
-		if _, err := t.run.Entry(&ctl, t.places(s)); err != nil {
+		if _, err := t.run.Entry(&ctl, t.places(s)); err != nil { // s's places: no file is made
 			t.refuse(ctl, reply, err)
 			return
 		}
@@ -70,53 +69,65 @@ func (t *Table) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply)
 	t.later(func() { t.answerOpen(s, ctl, reply, true) })
 }
 
-// start makes the session's files and engine, and runs it.
+// start opens the entry ctl names and runs it: a session, whose files it
+// makes in DIR/sessions/NAME, or stream mode's, the empty name, on DIR's
+// own FIFOs (the agent's: src and sink). Its settings come from its open
+// line (config.Run.Entry): this is the one path from an open line to a
+// running child.
 func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
-	files, err := t.makeDir(ctl.Session)
+	s := t.newSession(ctl.Session)
+	if !s.streamMode() {
+		var err error
+		if s.files, err = t.makeDir(ctl.Session); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := t.run.Entry(&ctl, t.places(s))
 	if err != nil {
+		t.unwire(s)
 		return nil, err
 	}
-	s, err := t.newSession(ctl, files)
+	cfg.Forward = s.signals
+	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
+	src, sink, err := t.wire(s)
 	if err != nil {
-		t.removeFiles(ctl.Session, files)
+		t.unwire(s)
 		return nil, err
 	}
+	s.ctx, s.cancel = context.WithCancel(t.ctx)
+	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	t.mu.Lock()
 	t.sessions[s.name] = s
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go t.runSession(s)
-	s.log.Info("session opened", "tty", s.tty, "prompt", s.prompt)
+	if !s.streamMode() {
+		s.log.Info("session opened", "tty", s.tty, "prompt", s.prompt)
+	}
 	t.poke()
 	return s, nil
 }
 
-// newSession makes the stream engine of a session whose directory is
-// files, on FIFOs made there, with the settings of its open line.
-func (t *Table) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*session, error) {
-	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
-		log: t.log.With("session", ctl.Session), started: time.Now().UTC(),
+// newSession is the entry name, not yet open: stream mode's (the empty
+// name) has DIR, the agent's roles and log.
+func (t *Table) newSession(name string) *session {
+	s := &session{name: name, files: t.cfg.Dir, roles: t.cfg.Roles, log: t.log, started: time.Now().UTC(),
 		signals: make(chan os.Signal, signalsQueued), done: make(chan struct{})}
-	cfg, err := t.run.Entry(&ctl, t.places(s))
-	if err != nil {
-		return nil, err
+	if !s.streamMode() {
+		s.roles, s.log = follow.NewRoles(), t.log.With("session", name)
 	}
-	cfg.Forward = s.signals
-	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
-	s.ctx, s.cancel = context.WithCancel(t.ctx)
-	src, sink, err := t.makeFiles(s)
-	if err != nil {
-		s.cancel()
-		return nil, err
-	}
-	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
-	return s, nil
+	return s
 }
 
-// places is where session s is: its directory, its FIFOs' roles and its
-// log, DIR/replies, and the agent's cgroups.
+// places is where entry s is: its directory, its FIFOs' roles and its
+// log, DIR/replies, and the agent's cgroups; stream mode's FIFOs made
+// again are the agent's to remove (Config.Created).
 func (t *Table) places(s *session) config.Places {
-	return config.Places{Dir: s.files, Replies: t.cfg.Replies, Roles: s.roles, Cgroups: t.cfg.Cgroups, Log: s.log}
+	at := config.Places{Dir: s.files, Replies: t.cfg.Replies, Roles: s.roles, Cgroups: t.cfg.Cgroups, Log: s.log}
+	if s.streamMode() {
+		at.Created = t.cfg.Created
+	}
+	return at
 }
 
 // answerOpen answers an open once the session's child is past its

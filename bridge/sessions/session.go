@@ -20,7 +20,7 @@ import (
 // ended. Its run (Table.runSession) owns everything in it.
 type session struct {
 	name    string
-	files   *sharedir.Dir // DIR/sessions/NAME
+	files   *sharedir.Dir // DIR/sessions/NAME; DIR for stream mode's (nil when missing)
 	eng     *stream.Engine
 	roles   *follow.Roles // what its input FIFOs serve; the status names them
 	log     *slog.Logger
@@ -76,20 +76,29 @@ func (s *session) close() {
 	s.cancel()
 }
 
+// streamMode reports whether s is stream mode's one entry, on DIR's own
+// FIFOs, which are the agent's: made, followed and removed by it, not by
+// the table. Its end is the table's, and it stays listed until then.
+func (s *session) streamMode() bool { return s.name == "" }
+
 // runSession runs s until its engine returns (a close, its child ended
-// for good, -session-idle, the agent's stop), then removes its files and
-// forgets it.
+// for good, -session-idle, the agent's stop); then a session's files are
+// removed and its name forgotten, and done is closed.
 func (t *Table) runSession(s *session) {
 	defer t.wg.Done()
 	st, err := s.eng.Run(s.ctx)
 	s.closing.Store(true)
 	s.cancel()
+	s.status, s.err = st, err
+	if s.streamMode() {
+		close(s.done)
+		return
+	}
 	t.removeFiles(s.name, s.files)
 	t.mu.Lock()
 	delete(t.sessions, s.name)
 	t.mu.Unlock()
 	t.flush()
-	s.status, s.err = st, err
 	close(s.done)
 	if err != nil {
 		s.log.Warn("session closed: its child could not start", "err", err)
