@@ -106,7 +106,7 @@ func (t *Table) signalOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 // for one write that the pipe takes whole is written by a goroutine of
 // its own, under the rule.
 func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	b, err := marshalSessions(t.list())
+	b, err := marshalSessions(asSessions(t.list()))
 	if err != nil {
 		t.refuse(ctl, reply, err)
 		return

@@ -13,7 +13,6 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/sharedir"
-	"github.com/fifobridge/fifobridge/status"
 )
 
 // session is one open session: its stream engine, its files, and how it
@@ -42,33 +41,6 @@ type session struct {
 // signalsQueued is how many forwarded signals a session may have yet to
 // take before a new one is dropped.
 const signalsQueued = 8
-
-// snapshot is the session's entry in the status file.
-func (s *session) snapshot() status.Session {
-	snap := s.eng.Snapshot()
-	st := status.Session{Name: s.name, PID: snap.Child.PID, State: snap.State, StartedAt: s.started,
-		Restarts: snap.Child.Restarts, Tty: s.tty, Child: snap.Child, Turn: snap.Child.Turn,
-		Transcript: snap.Transcript, Inputs: s.inputs()}
-	st.Child.Turn = nil // the session's own "turn" says it
-	if s.closing.Load() {
-		st.State = string(child.StateStopping)
-	}
-	return st
-}
-
-// inputs identifies the session's input FIFOs served now.
-func (s *session) inputs() map[string]status.FIFO {
-	var m map[string]status.FIFO
-	for _, role := range []string{follow.RoleIn, follow.RoleAsk} {
-		if id, ok := s.roles.Current(role); ok {
-			if m == nil {
-				m = map[string]status.FIFO{}
-			}
-			m[role] = status.FIFO{Dev: id.Dev, Ino: id.Ino, Btime: id.Btime}
-		}
-	}
-	return m
-}
 
 // close begins the session's close: its engine stops its child's tree.
 func (s *session) close() {
