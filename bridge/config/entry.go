@@ -71,7 +71,7 @@ func (r *Run) stream(at Places) *stream.Config {
 		BackoffMin: r.BackoffMin, BackoffMax: r.BackoffMax, StopSignal: r.StopSignal,
 		StopTimeout: r.StopTimeout, IdleTimeout: r.IdleTimeout,
 		Tty: r.Tty, TtySize: r.TtySize, Terminal: r.Terminal, Tee: r.Tee, StderrOut: r.StderrOut,
-		Conversation: r.conversation(at), Dir: at.Dir, Log: at.Log, Forward: r.Forward,
+		Conversation: r.conversation(at), Dir: at.Dir, Log: at.Log,
 	}
 }
 

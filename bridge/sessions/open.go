@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge/config"
@@ -87,7 +86,6 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 		t.unwire(s)
 		return nil, err
 	}
-	cfg.Forward = s.signals
 	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
 	src, sink, err := t.wire(s)
 	if err != nil {
@@ -112,7 +110,7 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 // name) has DIR, the agent's roles and log.
 func (t *Table) newSession(name string) *session {
 	s := &session{name: name, files: t.cfg.Dir, roles: t.cfg.Roles, log: t.log, started: time.Now().UTC(),
-		signals: make(chan os.Signal, signalsQueued), done: make(chan struct{})}
+		done: make(chan struct{})}
 	if !s.streamMode() {
 		s.roles, s.log = follow.NewRoles(), t.log.With("session", name)
 	}

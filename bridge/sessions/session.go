@@ -5,7 +5,6 @@ package sessions
 import (
 	"context"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +26,8 @@ type session struct {
 	tty     bool
 	prompt  bool
 
-	ctx     context.Context
-	cancel  context.CancelFunc // a close
-	signals chan os.Signal     // the agent's forwarded signals, to its engine
+	ctx    context.Context
+	cancel context.CancelFunc // a close
 
 	closing atomic.Bool // a close (or the agent's stop) began
 
@@ -37,10 +35,6 @@ type session struct {
 	status child.ExitStatus
 	err    error
 }
-
-// signalsQueued is how many forwarded signals a session may have yet to
-// take before a new one is dropped.
-const signalsQueued = 8
 
 // close begins the session's close: its engine stops its child's tree.
 func (s *session) close() {

@@ -70,12 +70,7 @@ func asSessions(all []entryStatus) []status.Session {
 
 // list is the status of every entry, by name.
 func (t *Table) list() []entryStatus {
-	t.mu.Lock()
-	all := make([]*session, 0, len(t.sessions))
-	for _, s := range t.sessions {
-		all = append(all, s)
-	}
-	t.mu.Unlock()
+	all := t.entries()
 	slices.SortFunc(all, func(a, b *session) int { return strings.Compare(a.name, b.name) })
 	out := make([]entryStatus, 0, len(all))
 	for _, s := range all {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
@@ -133,25 +134,31 @@ func (t *Table) setContext(ctx context.Context) {
 	t.mu.Unlock()
 }
 
-// forward passes each signal to every session, without waiting for any:
-// a session whose signals pile up loses the new one, and that is logged.
+// forward is the one loop that passes the signals the agent forwards
+// (config.Run.Forward) to every entry's child, until ctx is done. Each
+// is a kill(2), which waits for no entry.
 func (t *Table) forward(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case sig := <-t.run.Forward:
-			t.mu.Lock()
-			for _, s := range t.sessions {
-				select {
-				case s.signals <- sig:
-				default:
-					s.log.Warn("signal not forwarded: the session has not taken the ones before", "signal", sig.String())
-				}
+			for _, s := range t.entries() {
+				s.eng.Forward(sig.(syscall.Signal))
 			}
-			t.mu.Unlock()
 		}
 	}
+}
+
+// entries are the table's entries now.
+func (t *Table) entries() []*session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	all := make([]*session, 0, len(t.sessions))
+	for _, s := range t.sessions {
+		all = append(all, s)
+	}
+	return all
 }
 
 // open returns how many sessions are open.

@@ -4,7 +4,6 @@ package stream
 
 import (
 	"log/slog"
-	"os"
 	"syscall"
 	"time"
 
@@ -56,8 +55,6 @@ type Config struct {
 	Dir *sharedir.Dir
 
 	Log *slog.Logger
-	// Forward carries the signals to pass on to the child's process group.
-	Forward <-chan os.Signal
 
 	// FirstRun, if set, judges the first child as a session's open needs
 	// (firstrun.go): a first run that ends with 127 or 126 within

@@ -136,8 +136,6 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.feed.run() }()
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); s.forward(done) }()
 	var teeWG sync.WaitGroup
 	if s.tee != nil {
 		teeWG.Add(1)
@@ -195,17 +193,10 @@ func (s *Engine) Signal(sig syscall.Signal) error {
 // errNoChild is what Signal says between a child's end and its restart.
 var errNoChild = errors.New("no child runs now")
 
-// forward passes signals to the child until done.
-func (s *Engine) forward(done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case sig := <-s.cfg.Forward:
-			s.sup.Signal(sig.(syscall.Signal))
-		}
-	}
-}
+// Forward passes sig, a signal the agent forwards, to the running
+// child's process group, without waiting: between a child's end and its
+// restart there is none to take it, and it is dropped.
+func (s *Engine) Forward(sig syscall.Signal) { s.sup.Signal(sig) }
 
 // start starts one child; the first is watched as Config.FirstRun says,
 // and without a conversation or FirstRun its start is Ready.
