@@ -43,8 +43,8 @@ type Places struct {
 // agent's controlling terminal. A session's is the run's as its line
 // overrides them (Session), closed after -session-idle, with no
 // controlling terminal, its first run judged (SessionFirstRun), and its
-// ask FIFO made again whatever -create says (its directory is the
-// agent's). r is never changed. The error is the one line of a refused
+// ask FIFO not followed (its directory is the agent's alone). r is never
+// changed. The error is the one line of a refused
 // open (125).
 func (r *Run) Entry(open *protocol.ParsedControl, at Places) (*stream.Config, error) {
 	run, err := r.Session(open)
@@ -58,7 +58,7 @@ func (r *Run) Entry(open *protocol.ParsedControl, at Places) (*stream.Config, er
 	if open.Session != "" {
 		cfg.IdleTimeout, cfg.Terminal, cfg.FirstRun = r.SessionIdle, nil, SessionFirstRun
 		if cfg.Conversation != nil {
-			cfg.Conversation.Create = true
+			cfg.Conversation.Fixed = true
 		}
 	}
 	return cfg, nil
@@ -82,6 +82,6 @@ func (r *Run) conversation(at Places) *conversation.Config {
 		return nil
 	}
 	return &conversation.Config{Prompt: r.Prompt, Continuation: r.Continuation, Settle: r.Settle,
-		MaxRequest: r.MaxRequest, ReplySweep: r.ReplySweep, Create: r.Create, AskMode: fifo.InputMode(r.Perm),
+		MaxRequest: r.MaxRequest, Create: r.Create, AskMode: fifo.InputMode(r.Perm),
 		Dir: at.Dir, Replies: at.Replies, Created: at.Created, Roles: at.Roles}
 }

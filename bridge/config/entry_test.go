@@ -14,7 +14,7 @@ import (
 // Stream mode's child (the empty open line) and a session's come from
 // the one place: the run's settings, and a session's own where it
 // differs (-session-idle, no controlling terminal, its first run judged,
-// its ask FIFO made again); a refused line makes none.
+// its ask FIFO not followed); a refused line makes none.
 func TestEntry(t *testing.T) {
 	run := parse(t, "-mode", "sessions", "-prompt", `^\$ $`, "-idle-timeout", "1m", "-session-idle", "2m", "-create=false")
 	run.Terminal = &child.Terminal{}
@@ -25,7 +25,7 @@ func TestEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if own.IdleTimeout != time.Minute || own.Terminal == nil || own.FirstRun != 0 || own.Log != run.Log ||
-		own.Conversation == nil || own.Conversation.Create || own.Child.Program != "sh" {
+		own.Conversation == nil || own.Conversation.Create || own.Conversation.Fixed || own.Child.Program != "sh" {
 		t.Errorf("stream mode's child: %+v", own)
 	}
 
@@ -34,7 +34,7 @@ func TestEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.IdleTimeout != 2*time.Minute || s.Terminal != nil || s.FirstRun != SessionFirstRun || !s.Tty ||
-		s.Conversation == nil || !s.Conversation.Create {
+		s.Conversation == nil || !s.Conversation.Fixed {
 		t.Errorf("a session's child: %+v", s)
 	}
 

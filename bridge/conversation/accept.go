@@ -14,12 +14,12 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// serveAsks opens DIR/ask and starts its reader, its follower (a replaced
-// one is served, a missing one made again, as DIR/in is) and the sweep of
-// reply FIFOs killed asks left behind; Stop ends them. A DIR/ask that
-// cannot be served now (removed since the agent made it) is followed all
-// the same, from the start: its reader waits for the FIFO the follower
-// finds or makes. Without DIR nobody can ask, and that is logged.
+// serveAsks opens DIR/ask and starts its reader and, unless Config.Fixed,
+// its follower (a replaced one is served, a missing one made again, as
+// DIR/in is); Stop ends them. A DIR/ask that cannot be served now
+// (removed since the agent made it) is followed all the same, from the
+// start: its reader waits for the FIFO the follower finds or makes.
+// Without DIR nobody can ask, and that is logged.
 func (c *Conversation) serveAsks() {
 	cfg := c.cfg
 	if cfg.Dir == nil || cfg.Replies == nil {
@@ -32,15 +32,12 @@ func (c *Conversation) serveAsks() {
 	c.stopFollow = stop
 	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
 	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
-	c.wg.Add(3)
+	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.readAsks(src) }()
-	go func() { defer c.wg.Done(); follow.Ends(ctx, ends, o) }()
-	go func() {
-		defer c.wg.Done()
-		// A waiting ask holds no reply FIFO open, but its asker holds
-		// its read end: the sweep takes only FIFOs nobody reads.
-		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
-	}()
+	if !cfg.Fixed {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); follow.Ends(ctx, ends, o) }()
+	}
 }
 
 // openAsks opens DIR/ask as the agent's Source and claims it; where that

@@ -86,8 +86,9 @@ func (t *Table) runOne(ctx context.Context) (child.ExitStatus, error) {
 	t.setContext(ctx)
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	var loops sync.WaitGroup
-	loops.Add(1)
+	loops.Add(2)
 	go func() { defer loops.Done(); t.forward(loopCtx) }()
+	go func() { defer loops.Done(); t.sweep(loopCtx) }()
 	defer func() { stopLoops(); loops.Wait() }()
 	s, err := t.start(protocol.ParsedControl{})
 	if err != nil {
@@ -111,12 +112,7 @@ func (t *Table) runSessions(ctx context.Context) (child.ExitStatus, error) {
 	loops.Add(3)
 	go func() { defer loops.Done(); t.serve(ctx) }()
 	go func() { defer loops.Done(); t.forward(ctx) }()
-	go func() {
-		defer loops.Done()
-		// An answer holds its reply FIFO open, and its client the read
-		// end: the sweep takes only FIFOs nobody reads.
-		answer.Sweep(ctx, t.log, t.cfg.Replies, t.run.ReplySweep, func(string) bool { return false })
-	}()
+	go func() { defer loops.Done(); t.sweep(ctx) }()
 	<-ctx.Done()
 	t.rule.Stop()
 	t.log.Info("stopping: closing every session", "sessions", t.open())
@@ -147,6 +143,19 @@ func (t *Table) forward(ctx context.Context) {
 				s.eng.Forward(sig.(syscall.Signal))
 			}
 		}
+	}
+}
+
+// sweep removes, until ctx is done, the reply FIFOs in DIR/replies that
+// clients killed left behind (answer.Sweep): one sweep for the control
+// lines' answers and every entry's asks. An answer or an asker's turn
+// holds its reply FIFO open, and its client the read end; a waiting ask
+// holds none, but its asker the read end: the sweep takes only FIFOs
+// nobody reads. Without DIR/replies (stream mode without a prompt) there
+// is nothing to sweep.
+func (t *Table) sweep(ctx context.Context) {
+	if t.cfg.Replies != nil {
+		answer.Sweep(ctx, t.log, t.cfg.Replies, t.run.ReplySweep, func(string) bool { return false })
 	}
 }
 
