@@ -84,52 +84,6 @@ func (t *Table) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	}
 }
 
-// signalOp sends a session's foreground the line's signal.
-func (t *Table) signalOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	s := t.session(ctl.Session)
-	if s == nil {
-		t.refuse(ctl, reply, notOpen(ctl.Session))
-		return
-	}
-	sig, err := parseSignal(ctl.Signal)
-	if err == nil {
-		err = s.eng.Signal(sig)
-	}
-	if err != nil {
-		t.refuse(ctl, reply, fmt.Errorf("signal session %s: %w", ctl.Session, err))
-		return
-	}
-	t.writeNow(ctl.ID, reply, protocol.AppendSignaled(nil, ctl.ID))
-}
-
-// listOp answers with the status of every open session. A list too long
-// for one write that the pipe takes whole is written by a goroutine of
-// its own, under the rule.
-func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	b, err := marshalSessions(asSessions(t.list()))
-	if err != nil {
-		t.refuse(ctl, reply, err)
-		return
-	}
-	frame := protocol.AppendSessions(nil, ctl.ID, b)
-	if len(frame) <= pipeBuf {
-		t.writeNow(ctl.ID, reply, frame)
-		return
-	}
-	if !t.wait() {
-		t.refuse(ctl, reply, errTooManyWaiting)
-		return
-	}
-	t.later(func() { t.write(ctl.ID, reply, frame) })
-}
-
-// session returns the open session name, or nil.
-func (t *Table) session(name string) *session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sessions[name]
-}
-
 // newID names a line that came without an id; only the loop calls it.
 func (t *Table) newID() string {
 	t.nextID++

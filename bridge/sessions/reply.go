@@ -3,15 +3,10 @@
 package sessions
 
 import (
-	"encoding/json"
-	"syscall"
-
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
-	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/status"
 )
 
 // pipeBuf is the most a pipe takes whole in one write (PIPE_BUF).
@@ -33,9 +28,6 @@ func (t *Table) writeNow(id string, reply *fifo.Reply, frame []byte) {
 	}
 }
 
-// write writes frame to reply under the rule: a reader that takes nothing
-// for the patience, or at the stop's deadline, is given up. Then reply is
-// closed. Only goroutines that may wait call it.
 // flush rewrites the status file before an answer that changes what it
 // lists (Config.Flush), or has it rewritten soon without one.
 func (t *Table) flush() {
@@ -46,6 +38,9 @@ func (t *Table) flush() {
 	t.cfg.Flush()
 }
 
+// write writes frame to reply under the rule: a reader that takes nothing
+// for the patience, or at the stop's deadline, is given up. Then reply is
+// closed. Only goroutines that may wait call it.
 func (t *Table) write(id string, reply *fifo.Reply, frame []byte) {
 	defer reply.Close()
 	w := t.rule.NewWriter(reply)
@@ -60,14 +55,3 @@ func (t *Table) write(id string, reply *fifo.Reply, frame []byte) {
 		t.log.Warn("answer dropped", "id", id, "err", err)
 	}
 }
-
-// marshalSessions is the JSON array of a list's answer.
-func marshalSessions(ss []status.Session) (json.RawMessage, error) {
-	if ss == nil {
-		ss = []status.Session{}
-	}
-	return json.Marshal(ss)
-}
-
-// parseSignal reads the signal of a signal line.
-func parseSignal(s string) (syscall.Signal, error) { return child.ParseSignal(s) }

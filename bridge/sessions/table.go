@@ -6,7 +6,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
@@ -130,22 +129,6 @@ func (t *Table) setContext(ctx context.Context) {
 	t.mu.Unlock()
 }
 
-// forward is the one loop that passes the signals the agent forwards
-// (config.Run.Forward) to every entry's child, until ctx is done. Each
-// is a kill(2), which waits for no entry.
-func (t *Table) forward(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case sig := <-t.run.Forward:
-			for _, s := range t.entries() {
-				s.eng.Forward(sig.(syscall.Signal))
-			}
-		}
-	}
-}
-
 // sweep removes, until ctx is done, the reply FIFOs in DIR/replies that
 // clients killed left behind (answer.Sweep): one sweep for the control
 // lines' answers and every entry's asks. An answer or an asker's turn
@@ -157,6 +140,13 @@ func (t *Table) sweep(ctx context.Context) {
 	if t.cfg.Replies != nil {
 		answer.Sweep(ctx, t.log, t.cfg.Replies, t.run.ReplySweep, func(string) bool { return false })
 	}
+}
+
+// session returns the open session name, or nil.
+func (t *Table) session(name string) *session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessions[name]
 }
 
 // entries are the table's entries now.
