@@ -18,7 +18,7 @@ func (s *Engine) Ready() <-chan struct{} { return s.ready }
 // Ready is closed, the child that was ready then or a later one.
 func (s *Engine) Pid() int { return int(s.pid.Load()) }
 
-// running records p, just started, as the child started last, before
+// running records pid, just started, as the child started last, before
 // any of its output is read: a conversation that sees it ready at its
 // first bytes finds its pid.
 func (s *Engine) running(pid int) { s.pid.Store(int64(pid)) }

@@ -21,8 +21,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Engine is stream mode: one supervised child, restarted by policy, wired to
-// the same FIFOs each time.
+// Engine is one stream child: one supervised child, restarted by policy,
+// wired to the same FIFOs each time.
 type Engine struct {
 	cfg    *Config
 	reaper *child.Reaper
