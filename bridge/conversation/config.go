@@ -72,10 +72,10 @@ type Config struct {
 	// Activity, if set, is told when an ask is accepted and when a turn
 	// ends, for -idle-timeout.
 	Activity func()
-	// Ready, if set, is told once per child, the first time it is ready
-	// (its first prompt): an event, never a poll of Snapshot. It is
-	// called under the conversation's lock and must neither wait nor
-	// call the conversation.
+	// Ready, if set, is told each time the child becomes ready (its
+	// prompt taken; turn.Config.Ready): an event, never a poll of
+	// Snapshot. It is called under the conversation's lock and must
+	// neither wait nor call the conversation.
 	Ready func()
 }
 

@@ -56,8 +56,6 @@ type Conversation struct {
 	scratch  []byte      // one call's answer
 
 	answered, timedOut, incomplete uint64
-
-	toldReady uint64 // the child (children) Config.Ready was told of: see tellReady
 }
 
 // New returns the conversation of a stream whose child is child, with

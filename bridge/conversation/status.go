@@ -32,14 +32,3 @@ func (c *Conversation) Readied() bool {
 	defer c.mu.Unlock()
 	return c.tracker != nil && c.tracker.Readies() > 0
 }
-
-// tellReady tells Config.Ready, once per child, that the child started
-// last has been ready. Every call of the tracker that can make it ready
-// is followed by handle, which calls this. Under c.mu.
-func (c *Conversation) tellReady() {
-	if c.cfg.Ready == nil || c.tracker == nil || c.tracker.Readies() == 0 || c.toldReady == c.children {
-		return
-	}
-	c.toldReady = c.children
-	c.cfg.Ready()
-}

@@ -64,7 +64,6 @@ func expired(req protocol.ParsedAsk, accepted, now time.Time) bool {
 // handle passes the segments of the child's output the tracker settled to
 // the turn in progress: its answer, in one frame, and its end.
 func (c *Conversation) handle(segs []turn.Segment) {
-	c.tellReady()
 	a := c.cur
 	if a == nil {
 		return

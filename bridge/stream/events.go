@@ -23,5 +23,6 @@ func (s *Engine) Pid() int { return int(s.pid.Load()) }
 // first bytes finds its pid.
 func (s *Engine) running(pid int) { s.pid.Store(int64(pid)) }
 
-// markReady closes Ready, once.
+// markReady closes Ready, once: the conversation tells it at every
+// prompt, the first run's judge once.
 func (s *Engine) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
