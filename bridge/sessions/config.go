@@ -9,15 +9,15 @@ import (
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// Config is what sessions mode is told: the run's configuration, from
-// which its own settings (-max-sessions, -session-idle, -idle-timeout,
-// -stop-timeout, -max-request, -perm) and every session's stream
-// settings (config.Run.Entry, from its open line) come, and the
-// directories the agent opened for it.
+// Config is what the table is told: the run's configuration, from which
+// its own settings (-mode, -max-sessions, -session-idle, -idle-timeout,
+// -stop-timeout, -max-request, -perm) and every entry's stream settings
+// (config.Run.Entry, from its open line) come, and the directories the
+// agent opened for it.
 type Config struct {
-	// Run is the agent's finished run configuration; it is never
-	// changed.
-	Run *config.Run
+	// Run is the agent's finished run configuration; the table never
+	// changes it.
+	*config.Run
 	// Cgroups, if set, gives each child a cgroup of its own.
 	Cgroups *cgroup.Manager
 

@@ -16,7 +16,7 @@ import (
 // serve reads control lines and acts on each until the Source is closed;
 // then the lines it had read are refused: the agent is stopping.
 func (t *Table) serve(ctx context.Context) {
-	lines := protocol.NewLineReader(t.src, t.run.MaxRequest)
+	lines := protocol.NewLineReader(t.src, t.cfg.MaxRequest)
 	lines.Each(func(line []byte, err error) { t.accept(ctx, line, err) }) // until the Source is closed: stopping
 	for _, line := range protocol.SplitLines(lines.Rest()) {
 		t.accept(ctx, line, nil)

@@ -54,7 +54,7 @@ func (t *Table) wire(s *session) (*fifo.Source, *fifo.Sink, error) {
 	if s.streamMode() {
 		return t.src, t.sink, nil
 	}
-	perm := t.run.Perm
+	perm := t.cfg.Perm
 	made := []struct {
 		name string
 		mode os.FileMode
@@ -99,7 +99,7 @@ func (t *Table) makeWinsize(files *sharedir.Dir) error {
 		return err
 	}
 	defer f.Close()
-	mode := 0o600 | t.run.Perm&0o066
+	mode := 0o600 | t.cfg.Perm&0o066
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("chmod %s: %w", files.Join(winsizeName), err)
 	}

@@ -32,7 +32,7 @@ import (
 // writer of it, DIR/replies, DIR/sessions, and a way to stop it.
 type harness struct {
 	t       *testing.T
-	tab     *Table
+	e       *Table
 	dir     string
 	in      *os.File // writes control lines
 	stop    context.CancelFunc
@@ -53,7 +53,7 @@ var promptShell = program{"/bin/sh", "-c",
 // startHarness runs sessions mode; every session runs prog. It checks,
 // when the test ends, that Run returned and that no descriptor, child or
 // goroutine of the test is left.
-func startHarness(t *testing.T, prog program, tune func(*config.Run)) *harness {
+func startHarness(t *testing.T, prog program, tune func(*Config)) *harness {
 	t.Helper()
 	leakcheck.Check(t, procfs.Reserve)
 	dir := t.TempDir()
@@ -80,15 +80,14 @@ func startHarness(t *testing.T, prog program, tune func(*config.Run)) *harness {
 	}
 	reaper := child.NewReaper(log)
 	h := &harness{t: t, dir: dir, in: in, stopped: make(chan struct{}), forward: make(chan os.Signal, 4)}
-	run := runConfig(t, prog, log, h.forward)
+	cfg := &Config{Run: runConfig(t, prog, log, h.forward), Sessions: sessionsDir, Replies: replies}
 	if tune != nil {
-		tune(run)
+		tune(cfg)
 	}
-	cfg := &Config{Run: run, Sessions: sessionsDir, Replies: replies}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
-	h.tab = New(cfg, reaper, src, sink, func() {})
-	go func() { defer close(h.stopped); h.tab.Run(ctx) }()
+	h.e = New(cfg, reaper, src, sink, func() {})
+	go func() { defer close(h.stopped); h.e.Run(ctx) }()
 	t.Cleanup(func() {
 		h.stopWithin(10 * time.Second)
 		reaper.Close()

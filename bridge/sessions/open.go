@@ -29,7 +29,7 @@ func (t *Table) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	case s != nil && ctl.Reuse && !s.closing.Load():
 		// A reuse starts nothing, but its line is refused as a first
 		// open's would be (-arg without -allow-args, a bad pattern).
-		if _, err := t.run.Entry(&ctl, t.places(s)); err != nil { // s's places: no file is made
+		if _, err := t.cfg.Entry(&ctl, t.places(s)); err != nil { // s's places: no file is made
 			t.refuse(ctl, reply, err)
 			return
 		}
@@ -41,7 +41,7 @@ func (t *Table) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	case s != nil:
 		t.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
 		return
-	case n >= t.run.MaxSessions:
+	case n >= t.cfg.MaxSessions:
 		t.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
 		return
 	case !t.wait():
@@ -81,7 +81,7 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 			return nil, err
 		}
 	}
-	cfg, err := t.run.Entry(&ctl, t.places(s))
+	cfg, err := t.cfg.Entry(&ctl, t.places(s))
 	if err != nil {
 		t.unwire(s)
 		return nil, err

@@ -38,7 +38,7 @@ func (t *Table) forward(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case sig := <-t.run.Forward:
+		case sig := <-t.cfg.Forward:
 			for _, s := range t.entries() {
 				s.eng.Forward(sig.(syscall.Signal))
 			}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/answer"
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/bridge/internal/idle"
@@ -32,7 +31,6 @@ import (
 //     its own, writing under the rule (package bound).
 type Table struct {
 	cfg    *Config
-	run    *config.Run // cfg.Run
 	log    *slog.Logger
 	reaper *child.Reaper
 	src    *fifo.Source // stream mode: the entry's input; sessions mode: the control FIFO
@@ -51,19 +49,19 @@ type Table struct {
 	ctx      context.Context     // of run; done means stopping
 }
 
-// New returns the table of the run's mode (cfg.Run.Mode), serving src
+// New returns the table of the run's mode (cfg.Mode), serving src
 // and sink: in stream mode the one entry's input and output, which its
 // engine closes; in sessions mode the control FIFO and DIR/out, which
 // Run closes at the end. poke is told whenever the status changed. Run
 // serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Table {
-	return &Table{cfg: cfg, run: cfg.Run, log: cfg.Run.Log, reaper: reaper, src: src, sink: sink, poke: poke,
-		rule: bound.NewRule(cfg.Run.StopTimeout), idle: idle.NewClock(), sessions: map[string]*session{}}
+	return &Table{cfg: cfg, log: cfg.Log, reaper: reaper, src: src, sink: sink, poke: poke,
+		rule: bound.NewRule(cfg.StopTimeout), idle: idle.NewClock(), sessions: map[string]*session{}}
 }
 
 // single says whether the table is stream mode's: one entry, opened at
 // start.
-func (t *Table) single() bool { return t.run.Mode != status.ModeSessions }
+func (t *Table) single() bool { return t.cfg.Mode != status.ModeSessions }
 
 // Run serves until the work is over or ctx is done, and returns once
 // every entry is gone and every answer written or given up, src and sink
@@ -102,7 +100,7 @@ func (t *Table) runOne(ctx context.Context) (child.ExitStatus, error) {
 
 // runSessions is sessions mode's Run.
 func (t *Table) runSessions(ctx context.Context) (child.ExitStatus, error) {
-	ctx, stopIdle := t.idle.StopWhenIdle(ctx, t.run.IdleTimeout, t.log, t.busy)
+	ctx, stopIdle := t.idle.StopWhenIdle(ctx, t.cfg.IdleTimeout, t.log, t.busy)
 	defer stopIdle()
 	t.setContext(ctx)
 	t.removeLeftovers()
@@ -138,7 +136,7 @@ func (t *Table) setContext(ctx context.Context) {
 // is nothing to sweep.
 func (t *Table) sweep(ctx context.Context) {
 	if t.cfg.Replies != nil {
-		answer.Sweep(ctx, t.log, t.cfg.Replies, t.run.ReplySweep, func(string) bool { return false })
+		answer.Sweep(ctx, t.log, t.cfg.Replies, t.cfg.ReplySweep, func(string) bool { return false })
 	}
 }
 

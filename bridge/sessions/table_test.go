@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
@@ -62,13 +61,13 @@ func TestSessionsProgramCannotStart(t *testing.T) {
 	f := h.open("x", nil)
 	require.Equal(t, protocol.FrameError, f.typ(), "%v", f)
 	require.Equal(t, 127, f.num("code"), "%v", f)
-	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
 	h.noSessionDir("x")
 }
 
 // Opens that are refused: open already, -max-sessions, reuse, bad names.
 func TestSessionsOpenRefusals(t *testing.T) {
-	h := startHarness(t, program{"/bin/cat"}, func(r *config.Run) { r.MaxSessions = 2 })
+	h := startHarness(t, program{"/bin/cat"}, func(c *Config) { c.MaxSessions = 2 })
 	first := h.open("one", nil)
 	require.Equal(t, protocol.FrameOpened, first.typ(), "%v", first)
 	f := h.open("one", nil)
@@ -140,8 +139,8 @@ func TestSessionsStopClosesAll(t *testing.T) {
 		require.Equal(t, protocol.FrameOpened, f.typ(), "%s: %v", name, f)
 	}
 	start := time.Now()
-	h.stopWithin(h.tab.run.StopTimeout + time.Second)
-	require.Less(t, time.Since(start), h.tab.run.StopTimeout+time.Second)
+	h.stopWithin(h.e.cfg.StopTimeout + time.Second)
+	require.Less(t, time.Since(start), h.e.cfg.StopTimeout+time.Second)
 	entries, err := os.ReadDir(filepath.Join(h.dir, "sessions"))
 	require.NoError(t, err)
 	require.Empty(t, entries)
@@ -181,15 +180,15 @@ func TestSessionsChildEndsClosesSession(t *testing.T) {
 	h := startHarness(t, program{"/bin/sh", "-c", "exit 3"}, nil)
 	f := h.open("brief", nil)
 	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
-	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 10*time.Second, 10*time.Millisecond)
 	h.noSessionDir("brief")
 }
 
 // -session-idle closes a session nobody uses; the others stay.
 func TestSessionsIdle(t *testing.T) {
-	h := startHarness(t, program{"/bin/cat"}, func(r *config.Run) { r.SessionIdle = 300 * time.Millisecond })
+	h := startHarness(t, program{"/bin/cat"}, func(c *Config) { c.SessionIdle = 300 * time.Millisecond })
 	require.Equal(t, protocol.FrameOpened, h.open("idle", nil).typ())
-	require.Eventually(t, func() bool { return len(h.tab.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.e.list()) == 0 }, 5*time.Second, 10*time.Millisecond)
 	h.noSessionDir("idle")
 }
 
@@ -200,7 +199,7 @@ func TestSessionsOpenTimesOut(t *testing.T) {
 	f := h.open("quiet", map[string]any{"prompt": `^> $`, "timeout": "200ms"})
 	require.Equal(t, protocol.FrameError, f.typ(), "%v", f)
 	require.Equal(t, true, f["timed_out"])
-	require.Len(t, h.tab.list(), 1, "the session stays open")
+	require.Len(t, h.e.list(), 1, "the session stays open")
 	require.Equal(t, protocol.FrameClosed, h.close("quiet").typ())
 }
 
@@ -254,7 +253,7 @@ func TestSessionsStalledReplyDoesNotBlock(t *testing.T) {
 	f := h.open("other", nil)
 	require.Equal(t, protocol.FrameOpened, f.typ(), "%v", f)
 	require.Less(t, time.Since(start), bound.ReaderPatience, "the other open waited for the stalled reader")
-	require.Eventually(t, func() bool { return len(h.tab.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.e.list()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		_, err := os.Lstat(path)
 		return os.IsNotExist(err)
