@@ -30,6 +30,13 @@
 //   - What waits on an entry waits for its events, never polls: the
 //     engine's Ready (an open's answer) and the entry's done (a close's
 //     answer), each in a goroutine the table owns and waits for.
+//   - The table's own goroutines, one of each for the whole table, are
+//     started by Run and waited for before it returns: the loop that
+//     forwards the agent's signals to every entry (signal.go), the sweep
+//     of DIR/replies for every entry's asks and every control line's
+//     answer, and in sessions mode the control loop (control.go). An
+//     idle entry has no goroutine that wakes: none runs a timer for it
+//     but its idle timeout, when one is set.
 //
 // Guarantees:
 //
