@@ -220,27 +220,13 @@ func (a *agent) snapshot() status.Status {
 	s.Containment = a.containment
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
-	s.Inputs = a.inputs()
+	s.Inputs = a.roles.Inputs()
 	s.FDs = procfs.Descriptors()
 	s.Goroutines = runtime.NumGoroutine()
 	if a.state == child.StateStopped {
 		s.State = string(child.StateStopped)
 	}
 	return s
-}
-
-// inputs identifies the input FIFOs served now, for the status file.
-func (a *agent) inputs() map[string]status.FIFO {
-	var m map[string]status.FIFO
-	for _, role := range []string{follow.RoleIn, follow.RoleAsk} {
-		if id, ok := a.roles.Current(role); ok {
-			if m == nil {
-				m = map[string]status.FIFO{}
-			}
-			m[role] = status.FIFO{Dev: id.Dev, Ino: id.Ino, Btime: id.Btime}
-		}
-	}
-	return m
 }
 
 func (a *agent) setState(st child.State) {

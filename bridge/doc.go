@@ -3,10 +3,11 @@
 // Package bridge is the agent of `fifobridge run`: it prepares DIR and the
 // FIFOs (prepare.go), takes the lock and keeps the status file, sets up
 // containment (containment.go), follows replaced FIFOs, and hands the FIFO
-// ends to the engine of its mode: package stream (stream and terminal
-// modes, with package conversation wired in for -prompt) or package
-// execmode. Whether the agent holds a conversation is decided once
-// (converses). Pieces the engines share live under bridge/internal:
+// ends to the engine of its mode: package sessions, the table of stream
+// children (stream mode is its one entry on DIR's own FIFOs, sessions
+// mode its named sessions; each a package stream engine, with package
+// conversation wired in for -prompt), or package execmode. Whether the
+// agent holds a conversation on DIR is decided once (converses). Pieces the engines share live under bridge/internal:
 // answer (error frames, reply FIFOs that cannot be answered, the sweep of
 // reply FIFOs left behind), bound (the one give-up rule for readers that
 // do not read, and the bounded queue), follow and idle.

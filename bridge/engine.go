@@ -5,16 +5,11 @@ package bridge
 import (
 	"context"
 
-	"github.com/fifobridge/fifobridge/bridge/config"
-	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/bridge/execmode"
 	"github.com/fifobridge/fifobridge/bridge/sessions"
-	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
-	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
 
@@ -28,40 +23,28 @@ type engine interface {
 }
 
 // engine returns the engine of the agent's mode, serving src and sink and
-// starting every child in a cgroup of cgroups (nil: none).
+// starting every child in a cgroup of cgroups (nil: none): exec mode's,
+// or the table of stream children (stream and sessions mode).
 func (a *agent) engine(cgroups *cgroup.Manager, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink) engine {
-	switch a.cfg.Mode {
-	case "exec":
+	if a.cfg.Mode == "exec" {
 		return execmode.New(a.cfg.Exec(a.cfg.Spec(cgroups), a.replies), reaper, src, sink, a.statusFile.Poke)
-	case "sessions":
-		return sessions.New(a.sessionsConfig(cgroups), reaper, src, sink, a.statusFile.Poke)
 	}
-	return stream.New(a.cfg.Stream(a.cfg.Spec(cgroups), a.dir, a.conversation()), reaper, src, sink, a.statusFile.Poke)
+	return sessions.New(a.tableConfig(cgroups), reaper, src, sink, a.statusFile.Poke)
 }
 
-// sessionsConfig is sessions mode's configuration: a session's stream
-// settings are the run's as its open line overrides them
-// (config.Run.Session), its child starting in a cgroup of cgroups, and
-// its conversation's FIFOs in its own directory, its askers' reply FIFOs
-// in DIR/replies.
-func (a *agent) sessionsConfig(cgroups *cgroup.Manager) *sessions.Config {
-	cfg := a.cfg
-	return &sessions.Config{
-		MaxSessions: cfg.MaxSessions, SessionIdle: cfg.SessionIdle, StopTimeout: cfg.StopTimeout,
-		IdleTimeout: cfg.IdleTimeout, MaxRequest: cfg.MaxRequest, ReplySweep: cfg.ReplySweep,
-		Sessions: a.sessions, Replies: a.replies, Perm: cfg.Perm, Log: cfg.Log, Forward: cfg.Forward,
+// tableConfig is the configuration of the table of stream children: the
+// run's, every child's settings coming from its open line
+// (config.Run.Entry, stream mode's being the empty one), its children in
+// cgroups of cgroups, its askers' reply FIFOs in DIR/replies; stream
+// mode's entry is DIR's own, its FIFOs the agent's (roles, and those
+// made again removed at exit).
+func (a *agent) tableConfig(cgroups *cgroup.Manager) *sessions.Config {
+	return &sessions.Config{Run: a.cfg, Cgroups: cgroups, Sessions: a.sessions, Replies: a.replies,
+		Dir: a.dir, Roles: a.roles, Created: a.addCreated,
 		Flush: func() {
 			if err := a.statusFile.Write(); err != nil {
-				cfg.Log.Warn("cannot write the status file", "err", err)
+				a.cfg.Log.Warn("cannot write the status file", "err", err)
 			}
-		},
-		Stream: func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error) {
-			run, err := cfg.Session(&ctl)
-			if err != nil {
-				return nil, err
-			}
-			conv := run.Conversation(config.Places{Dir: files, Replies: a.replies})
-			return run.Stream(run.Spec(cgroups), files, conv), nil
 		},
 	}
 }
@@ -69,15 +52,6 @@ func (a *agent) sessionsConfig(cgroups *cgroup.Manager) *sessions.Config {
 // converses says whether the agent holds a conversation: -prompt in
 // stream mode. This is the one place that decides.
 func (a *agent) converses() bool { return a.cfg.Prompt != nil && a.cfg.Mode == "stream" }
-
-// conversation is the conversation's part of the agent's settings, or nil
-// without one; stream mode adds its own.
-func (a *agent) conversation() *conversation.Config {
-	if !a.converses() {
-		return nil
-	}
-	return a.cfg.Conversation(config.Places{Dir: a.dir, Replies: a.replies, Created: a.addCreated, Roles: a.roles})
-}
 
 // warnPromptUnseen warns, once at start, of a conversation that cannot
 // see a prompt its child writes to stderr: on pipes with -stderr log the

@@ -26,8 +26,9 @@
 //     AgentAlive tells from any PID namespace whether one does. The shared
 //     lock it takes to ask lasts microseconds, and Lock tries again for
 //     probeGrace, so that asking never makes an agent that starts fail.
-//   - Check calls a child in a crash loop unhealthy, whether it runs or
-//     waits to restart. The agent decides that (child.Supervisor) and
-//     writes its verdict, ChildStatus.CrashLoop; Check reads it and
-//     judges no runs itself.
+//   - Check applies one rule to the entry it is asked about, stream
+//     mode's child or a session: a child in a crash loop is unhealthy,
+//     whether it runs or waits to restart. The agent decides that
+//     (child.Supervisor) and writes its verdict, ChildStatus.CrashLoop;
+//     Check reads it and judges no runs itself.
 package status

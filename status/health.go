@@ -11,40 +11,52 @@ import (
 // Stale is the age past which a status file no longer shows a healthy agent.
 const Stale = 15 * time.Second
 
-// Check reports why the agent serving dir, whose status file is at path, is
-// not healthy, or nil when it is: the status is fresh, an agent holds
-// dir/lock, its state is running or backoff, and its child is not in a
-// crash loop. The pid in the file is not consulted: it means nothing in
-// another PID namespace (a host checking a container's directory), where
-// the lock still tells, at once, that the agent is gone.
-func Check(dir, path string, now time.Time) error {
+// Check reports why the agent serving dir, whose status file is at path,
+// is not healthy, or nil when it is: the status is fresh, an agent holds
+// dir/lock, its state is running or backoff, and the entry asked about
+// is healthy by the one rule of an entry (healthy). With session "", the
+// entry is the agent's stream child ("child": stream mode's; exec mode's
+// says nothing), and in sessions mode there is none: a session's crash
+// loop is not the agent's. With a session name, the agent must be in
+// sessions mode and the session open. The pid in the file is not
+// consulted: it means nothing in another PID namespace (a host checking
+// a container's directory), where the lock still tells, at once, that
+// the agent is gone.
+func Check(dir, path, session string, now time.Time) error {
 	s, err := checkAgent(dir, path, now)
 	if err != nil {
 		return err
 	}
-	return s.Child.crashLoop()
+	c, err := s.entry(session)
+	if err != nil || c == nil {
+		return err
+	}
+	if err := c.healthy(); err != nil {
+		if session != "" {
+			return fmt.Errorf("session %s: %w", session, err)
+		}
+		return err
+	}
+	return nil
 }
 
-// CheckSession is Check for session name of an agent in sessions mode:
-// nil when the agent is healthy, as Check says but for a child, and the
-// session is open and its child not in a crash loop.
-func CheckSession(dir, path, name string, now time.Time) error {
-	s, err := checkAgent(dir, path, now)
-	if err != nil {
-		return err
+// entry is the child of s that a check of session is about: see Check.
+func (s Status) entry(session string) (*ChildStatus, error) {
+	if session == "" {
+		if s.Mode == ModeSessions {
+			return nil, nil
+		}
+		return &s.Child, nil
 	}
 	if s.Mode != ModeSessions {
-		return fmt.Errorf("the agent is in %s mode: it has no sessions (-session needs -mode sessions)", s.Mode)
+		return nil, fmt.Errorf("the agent is in %s mode: it has no sessions (-session needs -mode sessions)", s.Mode)
 	}
-	for _, sess := range s.Sessions {
-		if sess.Name == name {
-			if err := sess.Child.crashLoop(); err != nil {
-				return fmt.Errorf("session %s: %w", name, err)
-			}
-			return nil
+	for i := range s.Sessions {
+		if s.Sessions[i].Name == session {
+			return &s.Sessions[i].Child, nil
 		}
 	}
-	return fmt.Errorf("session %s is not open", name)
+	return nil, fmt.Errorf("session %s is not open", session)
 }
 
 // checkAgent reads the status file at path and reports why the agent
@@ -69,11 +81,12 @@ func checkAgent(dir, path string, now time.Time) (Status, error) {
 	return s, err
 }
 
-// crashLoop reports a child in a crash loop, as the agent decided it
-// (ChildStatus.CrashLoop): health does not judge the runs itself, so
+// healthy is the one health rule of an entry, stream mode's child or a
+// session's: it is unhealthy in a crash loop, as the agent decided it
+// (ChildStatus.CrashLoop). Health does not judge the runs itself, so
 // that the rule lives in one place, the supervisor's, and holds for
 // every child the file describes.
-func (c ChildStatus) crashLoop() error {
+func (c *ChildStatus) healthy() error {
 	if !c.CrashLoop {
 		return nil
 	}

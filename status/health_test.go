@@ -28,31 +28,31 @@ func TestCheck(t *testing.T) {
 	write := func(s Status) {
 		writeFile(t, path, s)
 	}
-	require.ErrorContains(t, Check(dir, path, now), "no such file")
+	require.ErrorContains(t, Check(dir, path, "", now), "no such file")
 
 	// No lock holder: gone, whatever the pid says.
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
-	require.ErrorContains(t, Check(dir, path, now), "gone")
+	require.ErrorContains(t, Check(dir, path, "", now), "gone")
 
 	d, err := sharedir.Open(dir, false)
 	require.NoError(t, err)
 	defer d.Close()
 	lock, err := Lock(d, 0o644)
 	require.NoError(t, err)
-	require.NoError(t, Check(dir, path, now))
+	require.NoError(t, Check(dir, path, "", now))
 	write(Status{PID: 1 << 22, State: "backoff", UpdatedAt: now})
-	require.NoError(t, Check(dir, path, now), "a pid of another namespace does not matter")
+	require.NoError(t, Check(dir, path, "", now), "a pid of another namespace does not matter")
 
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now.Add(-time.Minute)})
-	require.ErrorContains(t, Check(dir, path, now), "stale")
+	require.ErrorContains(t, Check(dir, path, "", now), "stale")
 	write(Status{PID: os.Getpid(), State: "stopped", UpdatedAt: now})
-	require.ErrorContains(t, Check(dir, path, now), "stopped")
+	require.ErrorContains(t, Check(dir, path, "", now), "stopped")
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
-	require.Error(t, Check(dir, path, now))
+	require.Error(t, Check(dir, path, "", now))
 
 	write(Status{PID: os.Getpid(), State: "running", UpdatedAt: now})
 	require.NoError(t, lock.Close())
-	require.ErrorContains(t, Check(dir, path, now), "gone")
+	require.ErrorContains(t, Check(dir, path, "", now), "gone")
 }
 
 // TestCheckCrashLoop: health goes by the agent's verdict, crash_loop,
@@ -74,7 +74,7 @@ func TestCheckCrashLoop(t *testing.T) {
 			s.Child.Restarts, s.Child.RecentRestarts, s.Child.RestartWindow = 12, 9, "1m0s"
 			s.Child.QuickExits, s.Child.CrashLoop = 4, loop
 			writeFile(t, path, s)
-			err := Check(dir, path, now)
+			err := Check(dir, path, "", now)
 			if !loop {
 				require.NoError(t, err, "%s, not in a crash loop, with 9 restarts in the window", state)
 				continue
@@ -102,13 +102,13 @@ func TestCheckSession(t *testing.T) {
 		{Name: "bad", State: "backoff", Child: ChildStatus{CrashLoop: true, QuickExits: 3, RestartWindow: "1m0s"}},
 	}
 	writeFile(t, path, Status{Mode: ModeSessions, State: "running", UpdatedAt: now, Sessions: sessions})
-	require.NoError(t, CheckSession(dir, path, "sh1", now))
-	require.ErrorContains(t, CheckSession(dir, path, "bad", now), "session bad: crash loop: 3 runs in a row")
-	require.EqualError(t, CheckSession(dir, path, "none", now), "session none is not open")
-	require.NoError(t, Check(dir, path, now), "a session's crash loop is not the agent's")
+	require.NoError(t, Check(dir, path, "sh1", now))
+	require.ErrorContains(t, Check(dir, path, "bad", now), "session bad: crash loop: 3 runs in a row")
+	require.EqualError(t, Check(dir, path, "none", now), "session none is not open")
+	require.NoError(t, Check(dir, path, "", now), "a session's crash loop is not the agent's")
 
 	writeFile(t, path, Status{Mode: ModeSessions, State: "stopping", UpdatedAt: now, Sessions: sessions})
-	require.ErrorContains(t, CheckSession(dir, path, "sh1", now), `agent state is "stopping"`)
+	require.ErrorContains(t, Check(dir, path, "sh1", now), `agent state is "stopping"`)
 	writeFile(t, path, Status{Mode: "stream", State: "running", UpdatedAt: now})
-	require.ErrorContains(t, CheckSession(dir, path, "sh1", now), "the agent is in stream mode: it has no sessions")
+	require.ErrorContains(t, Check(dir, path, "sh1", now), "the agent is in stream mode: it has no sessions")
 }

@@ -59,6 +59,11 @@ type Config struct {
 	Terminal bool
 	// Echo says where the input's echo is looked for.
 	Echo EchoMode
+	// Ready, if set, is called each time the child becomes ready, from
+	// within the call that made it so (Output, Tick, Settle, ...): an
+	// event for whoever waits for a prompt, which then need not poll
+	// Ready. It must not call the Tracker.
+	Ready func()
 }
 
 // ErrNoPrompt is New's error for a Config without a prompt.
@@ -76,7 +81,8 @@ func New(cfg Config) (*Tracker, error) {
 	case settle == 0:
 		settle = DefaultSettle
 	}
-	t := &Tracker{m: newMatcher(cfg.Prompt, cfg.Continuation), settle: settle, terminal: cfg.Terminal, state: stBusy}
+	t := &Tracker{m: newMatcher(cfg.Prompt, cfg.Continuation), settle: settle, terminal: cfg.Terminal, state: stBusy,
+		onReady: cfg.Ready}
 	switch {
 	case cfg.Echo == EchoOn || cfg.Echo == EchoAuto && cfg.Terminal:
 		t.echo = echoAlways

@@ -163,3 +163,24 @@ func TestReadies(t *testing.T) {
 	}
 	c.finish()
 }
+
+// TestReadyEvent: Config.Ready is told at each ready, as Readies counts
+// them, from within the call that made the child ready.
+func TestReadyEvent(t *testing.T) {
+	told := 0
+	c := newClockConfig(t, Config{Prompt: regexp.MustCompile(`^>>> $`), Ready: func() { told++ }})
+	c.out("Python\n").settle()
+	if told != 0 {
+		t.Fatal("told before the first prompt")
+	}
+	c.out(">>> ").settle()
+	if told != 1 || c.tr.Readies() != 1 {
+		t.Fatalf("told %d times, %d readies, at the first prompt", told, c.tr.Readies())
+	}
+	c.ask("1\n", 0)
+	c.out("1\n>>> ").settle()
+	if told != 2 || c.tr.Readies() != 2 {
+		t.Fatalf("told %d times, %d readies, after a turn", told, c.tr.Readies())
+	}
+	c.finish()
+}

@@ -165,6 +165,9 @@ func (t *Tracker) ready() {
 	t.state, t.armed = stReady, false
 	t.readies++
 	t.endTurn()
+	if t.onReady != nil {
+		t.onReady()
+	}
 }
 
 // incomplete ends the turn in progress at the continuation prompt, the

@@ -22,6 +22,7 @@ type Tracker struct {
 	settle   time.Duration
 	terminal bool
 	echo     echoMode // where the input's echo is looked for
+	onReady  func()   // Config.Ready, or nil
 
 	state  state
 	buf    []byte // the bytes of this call, the current line's at buf[hold:]

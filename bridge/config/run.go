@@ -4,12 +4,15 @@
 // Run, that the flags and FIFOBRIDGE_<NAME> environment fill (through the
 // one table Settings), that an open line of sessions mode overrides for
 // one session (Run.Session), and from which every engine's own settings
-// are built (Run.Spec, Run.Exec, Run.Stream, Run.Conversation).
+// are built (Run.Spec, Run.Exec, Run.Entry).
 //
 // Guarantees: every run flag is one entry of Settings and nothing else
 // defines one; Finish is the one place that checks a Run and derives its
 // dependent defaults, and Session derives a session's the same way; a
-// session's Run is a copy, and the run's value is never changed by it.
+// session's Run is a copy, and the run's value is never changed by it;
+// Entry is the one place a stream child's settings are put together,
+// stream mode's (from the empty open line) and each session's (from its
+// open line) alike.
 package config
 
 import (

@@ -16,8 +16,8 @@ import (
 // without -allow-args.
 var errNeedAllowArgs = errors.New("-arg, -env and -cwd need the agent's -allow-args")
 
-// Session returns the Run of one session: a copy of r, the run's finished
-// value, with what the open line c overrides (tty, size, prompt,
+// Session returns the Run of one stream child (see Entry): a copy of r,
+// the run's finished value, with what the open line c overrides (tty, size, prompt,
 // continuation, args, env, cwd; what it leaves out keeps the run's), and
 // derived again as Finish derives: the stop signal follows the session's
 // own terminal and prompt unless -stop-signal was given. r is never

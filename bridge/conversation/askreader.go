@@ -17,9 +17,9 @@ import (
 
 // askReader is the reader of DIR/ask: it reads ask lines, answers at once
 // those it refuses, and hands the others, with their reply FIFO open, to
-// the queue (enqueue). With the reader go DIR/ask's follower (a replaced
-// one is served, a missing one made again, as DIR/in is) and the sweep
-// of reply FIFOs killed asks left behind. Its fields are set by start,
+// the queue (enqueue). With the reader goes DIR/ask's follower (a
+// replaced one is served, a missing one made again, as DIR/in is),
+// unless Config.Fixed. Its fields are set by start,
 // before its goroutines run, and read by stop after; nextID is the
 // reader goroutine's alone. It takes no lock of its own: the kept reply
 // FIFO and the queue take theirs.
@@ -36,8 +36,8 @@ type askReader struct {
 	nextID     uint64 // ids given to asks that came without one
 }
 
-// start opens DIR/ask and starts its reader, its follower and the reply
-// sweep; stop ends them. A DIR/ask that cannot be served now (removed
+// start opens DIR/ask and starts its reader and, unless Config.Fixed,
+// its follower; stop ends them. A DIR/ask that cannot be served now (removed
 // since the agent made it) is followed all the same, from the start: its
 // reader waits for the FIFO the follower finds or makes. Without DIR
 // nobody can ask, and that is logged.
@@ -53,15 +53,12 @@ func (r *askReader) start() {
 	r.stopFollow = stop
 	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
 	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
-	r.wg.Add(3)
+	r.wg.Add(1)
 	go func() { defer r.wg.Done(); r.read(src) }()
-	go func() { defer r.wg.Done(); follow.Ends(ctx, ends, o) }()
-	go func() {
-		defer r.wg.Done()
-		// A waiting ask holds no reply FIFO open, but its asker holds
-		// its read end: the sweep takes only FIFOs nobody reads.
-		answer.Sweep(ctx, cfg.Log, cfg.Replies, cfg.ReplySweep, func(string) bool { return false })
-	}()
+	if !cfg.Fixed {
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); follow.Ends(ctx, ends, o) }()
+	}
 }
 
 // stop stops the follower and the sweep, and closes DIR/ask, which ends

@@ -46,13 +46,14 @@ type Config struct {
 	StopTimeout time.Duration
 	// MaxRequest bounds an ask line, in bytes.
 	MaxRequest int
-	// ReplySweep, if set, replaces the reply sweep's period and age (see
-	// answer.Sweep); tests only.
-	ReplySweep time.Duration
 	// Create and AskMode say whether and with which mode DIR/ask is made
 	// again when it goes missing, as -in is.
 	Create  bool
 	AskMode os.FileMode
+	// Fixed says DIR/ask is served as it is at Start and not followed: a
+	// session's, in a directory only the agent's user may change. An
+	// idle conversation then runs no timer.
+	Fixed bool
 
 	// Dir is DIR, where DIR/ask is; Replies is DIR/replies. Nil when
 	// missing: then nobody can ask.
@@ -71,6 +72,11 @@ type Config struct {
 	// Activity, if set, is told when an ask is accepted and when a turn
 	// ends, for -idle-timeout.
 	Activity func()
+	// Ready, if set, is told each time the child becomes ready (its
+	// prompt taken; turn.Config.Ready): an event, never a poll of
+	// Snapshot. It is called under the conversation's lock and must
+	// neither wait nor call the conversation.
+	Ready func()
 }
 
 // Child is the stream engine's side of a conversation: whichever child

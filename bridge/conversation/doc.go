@@ -26,7 +26,9 @@
 //   - DIR/ask is followed from Start (package follow), also when it
 //     cannot be opened then (removed since the agent made it): its
 //     reader waits for the FIFO the follower serves there, made again
-//     with Config.Create once missing for a second.
+//     with Config.Create once missing for a second. With Config.Fixed
+//     (a session's) it is not followed, and an idle conversation runs
+//     no timer.
 //   - An ask gets only its own turn's answer. A turn that is interrupted
 //     (past its time limit, its asker gone or not reading) has its child
 //     interrupted, and the next turn starts only once the child is ready
@@ -76,7 +78,8 @@
 // none of its pipes or terminals (package stream does); it does not read
 // the input FIFO, whose bytes go to the child as they come (Typed says
 // they did); it never holds the transcript's bytes back for a reader; it
-// does not list DIR/replies (it opens only names asks give, and sweeps
-// through the directory's descriptor); and it does not decide the idle
-// timeout (Busy says whether an ask waits or is in its turn).
+// does not list DIR/replies (it opens only names asks give) nor sweep it
+// (the table of stream children does, once for all, package sessions);
+// and it does not decide the idle timeout (Busy says whether an ask
+// waits or is in its turn).
 package conversation

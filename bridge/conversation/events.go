@@ -17,7 +17,7 @@ import (
 // prompt. Call it before the child can write.
 func (c *Conversation) Started() {
 	tr, err := turn.New(turn.Config{Prompt: c.cfg.Prompt, Continuation: c.cfg.Continuation,
-		Settle: c.cfg.Settle, Terminal: c.cfg.Terminal})
+		Settle: c.cfg.Settle, Terminal: c.cfg.Terminal, Ready: c.cfg.Ready})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil { // the prompt was checked at start

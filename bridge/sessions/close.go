@@ -12,21 +12,21 @@ import (
 // last child's status, waits for all of that in a goroutine of its own.
 // A close of a session that is closing already waits for the same end.
 // Sessions close in parallel: each closes in its own run.
-func (e *Engine) closeOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	s := e.session(ctl.Session)
+func (t *Table) closeOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
+	s := t.session(ctl.Session)
 	if s == nil {
-		e.refuse(ctl, reply, notOpen(ctl.Session))
+		t.refuse(ctl, reply, notOpen(ctl.Session))
 		return
 	}
-	if !e.wait() {
-		e.refuse(ctl, reply, errTooManyWaiting)
+	if !t.wait() {
+		t.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
 	s.log.Info("closing the session")
 	s.close()
-	e.poke()
-	e.later(func() {
+	t.poke()
+	t.later(func() {
 		<-s.done
-		e.write(ctl.ID, reply, protocol.AppendClosed(nil, ctl.ID, s.status.Code()))
+		t.write(ctl.ID, reply, protocol.AppendClosed(nil, ctl.ID, s.status.Code()))
 	})
 }

@@ -3,53 +3,36 @@
 package sessions
 
 import (
-	"log/slog"
-	"os"
-	"time"
-
-	"github.com/fifobridge/fifobridge/bridge/stream"
-	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/bridge/config"
+	"github.com/fifobridge/fifobridge/bridge/internal/follow"
+	"github.com/fifobridge/fifobridge/cgroup"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// Config is what sessions mode is told: the part of `fifobridge run`'s
-// flags it serves, the directories the agent opened for it, and how a
-// session's stream settings are made from an open line.
+// Config is what the table is told: the run's configuration, from which
+// its own settings (-mode, -max-sessions, -session-idle, -idle-timeout,
+// -stop-timeout, -max-request, -perm) and every entry's stream settings
+// (config.Run.Entry, from its open line) come, and the directories the
+// agent opened for it.
 type Config struct {
-	// MaxSessions is how many sessions may be open at once (-max-sessions).
-	MaxSessions int
-	// SessionIdle, if set, closes a session after this long with no input
-	// byte and no ask (-session-idle).
-	SessionIdle time.Duration
-	// StopTimeout is -stop-timeout: the patience with a reply reader that
-	// takes nothing, and the stop's deadline (package bound).
-	StopTimeout time.Duration
-	// IdleTimeout, if set, stops the engine as TERM does after this long
-	// with no session open and no control line (-idle-timeout).
-	IdleTimeout time.Duration
-	// MaxRequest bounds a control line, in bytes.
-	MaxRequest int
-	// ReplySweep, if set, replaces the reply sweep's period and age (see
-	// answer.Sweep); tests only.
-	ReplySweep time.Duration
+	// Run is the agent's finished run configuration; the table never
+	// changes it.
+	*config.Run
+	// Cgroups, if set, gives each child a cgroup of its own.
+	Cgroups *cgroup.Manager
 
-	// Sessions is DIR/sessions, made by the agent; Replies is
-	// DIR/replies.
+	// Sessions is DIR/sessions, made by the agent (sessions mode);
+	// Replies is DIR/replies (nil without one).
 	Sessions, Replies *sharedir.Dir
-	// Perm is -perm: a session's in and ask get fifo.InputMode(Perm), its
-	// out fifo.OutputMode(Perm).
-	Perm os.FileMode
 
-	Log *slog.Logger
-	// Forward carries the signals to pass on to every session.
-	Forward <-chan os.Signal
+	// Stream mode's entry: Dir is DIR (nil when missing), where its
+	// winsize and ask FIFO are; Roles is what the agent's FIFO ends serve;
+	// Created is told of every FIFO its conversation makes again, for the
+	// agent to remove at exit.
+	Dir     *sharedir.Dir
+	Roles   *follow.Roles
+	Created func(d *sharedir.Dir, name string)
 
-	// Stream returns the stream settings of a new session from its open
-	// line (the run's settings as the line overrides them) and its files'
-	// directory, or the one-line error of a refused open (125). The
-	// engine sets what is its own: the directory, the conversation's
-	// FIFOs, -session-idle, the signals, the log.
-	Stream func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error)
 	// Flush, if set, rewrites the status file now, and returns once it
 	// is written: an open is answered once the file lists its session, a
 	// close once it no longer does, so that `health -session` after

@@ -15,11 +15,11 @@ import (
 
 // serve reads control lines and acts on each until the Source is closed;
 // then the lines it had read are refused: the agent is stopping.
-func (e *Engine) serve(ctx context.Context) {
-	lines := protocol.NewLineReader(e.src, e.cfg.MaxRequest)
-	lines.Each(func(line []byte, err error) { e.accept(ctx, line, err) }) // until the Source is closed: stopping
+func (t *Table) serve(ctx context.Context) {
+	lines := protocol.NewLineReader(t.src, t.cfg.MaxRequest)
+	lines.Each(func(line []byte, err error) { t.accept(ctx, line, err) }) // until the Source is closed: stopping
 	for _, line := range protocol.SplitLines(lines.Rest()) {
-		e.accept(ctx, line, nil)
+		t.accept(ctx, line, nil)
 	}
 }
 
@@ -29,8 +29,8 @@ func (e *Engine) serve(ctx context.Context) {
 // the log alone (and the FIFO that cannot be opened is removed, see
 // answer.DropUnanswerable). A damaged line (protocol.ErrDamaged) is
 // answered nowhere, and the reply FIFO its first piece names is removed.
-func (e *Engine) accept(ctx context.Context, line []byte, err error) {
-	e.idle.Touch() // a line read is activity, even one refused
+func (t *Table) accept(ctx context.Context, line []byte, err error) {
+	t.idle.Touch() // a line read is activity, even one refused
 	if err == nil && protocol.IsBlank(line) {
 		return
 	}
@@ -42,21 +42,21 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		ctl, err = protocol.ParseControl(line)
 	}
 	if errors.Is(err, protocol.ErrDamaged) {
-		answer.RefuseDamaged(e.cfg.Log, e.cfg.Replies, "control line", ctl.Reply, err)
+		answer.RefuseDamaged(t.log, t.cfg.Replies, "control line", ctl.Reply, err)
 		return
 	}
 	if ctl.ID == "" {
-		ctl.ID = e.newID()
+		ctl.ID = t.newID()
 	}
 	if ctl.Reply == "" {
-		e.cfg.Log.Warn("control line not answered: it names no reply fifo", "id", ctl.ID, "err", err)
+		t.log.Warn("control line not answered: it names no reply fifo", "id", ctl.ID, "err", err)
 		return
 	}
-	reply, rerr := fifo.OpenReply(e.cfg.Replies, ctl.Reply)
+	reply, rerr := fifo.OpenReply(t.cfg.Replies, ctl.Reply)
 	if rerr != nil {
-		e.cfg.Log.Warn("control line not answered: its reply fifo cannot be opened", "id", ctl.ID, "err", rerr)
+		t.log.Warn("control line not answered: its reply fifo cannot be opened", "id", ctl.ID, "err", rerr)
 		if !answer.NotAReply(rerr) {
-			answer.DropUnanswerable(e.cfg.Log, e.cfg.Replies, ctl.Reply, rerr)
+			answer.DropUnanswerable(t.log, t.cfg.Replies, ctl.Reply, rerr)
 		}
 		return
 	}
@@ -64,76 +64,30 @@ func (e *Engine) accept(ctx context.Context, line []byte, err error) {
 		err = errStopping
 	}
 	if err != nil {
-		e.refuse(ctl, reply, err)
+		t.refuse(ctl, reply, err)
 		return
 	}
-	e.do(ctl, reply)
+	t.do(ctl, reply)
 }
 
 // do acts on a control line that parsed; reply is its own, handed over.
-func (e *Engine) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
+func (t *Table) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	switch ctl.Op {
 	case protocol.OpOpen:
-		e.openOp(ctl, reply)
+		t.openOp(ctl, reply)
 	case protocol.OpClose:
-		e.closeOp(ctl, reply)
+		t.closeOp(ctl, reply)
 	case protocol.OpSignal:
-		e.signalOp(ctl, reply)
+		t.signalOp(ctl, reply)
 	case protocol.OpList:
-		e.listOp(ctl, reply)
+		t.listOp(ctl, reply)
 	}
-}
-
-// signalOp sends a session's foreground the line's signal.
-func (e *Engine) signalOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	s := e.session(ctl.Session)
-	if s == nil {
-		e.refuse(ctl, reply, notOpen(ctl.Session))
-		return
-	}
-	sig, err := parseSignal(ctl.Signal)
-	if err == nil {
-		err = s.eng.Signal(sig)
-	}
-	if err != nil {
-		e.refuse(ctl, reply, fmt.Errorf("signal session %s: %w", ctl.Session, err))
-		return
-	}
-	e.writeNow(ctl.ID, reply, protocol.AppendSignaled(nil, ctl.ID))
-}
-
-// listOp answers with the status of every open session. A list too long
-// for one write that the pipe takes whole is written by a goroutine of
-// its own, under the rule.
-func (e *Engine) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	b, err := marshalSessions(e.list())
-	if err != nil {
-		e.refuse(ctl, reply, err)
-		return
-	}
-	frame := protocol.AppendSessions(nil, ctl.ID, b)
-	if len(frame) <= pipeBuf {
-		e.writeNow(ctl.ID, reply, frame)
-		return
-	}
-	if !e.wait() {
-		e.refuse(ctl, reply, errTooManyWaiting)
-		return
-	}
-	e.later(func() { e.write(ctl.ID, reply, frame) })
-}
-
-// session returns the open session name, or nil.
-func (e *Engine) session(name string) *session {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.sessions[name]
 }
 
 // newID names a line that came without an id; only the loop calls it.
-func (e *Engine) newID() string {
-	e.nextID++
-	return "c" + strconv.FormatUint(e.nextID, 10)
+func (t *Table) newID() string {
+	t.nextID++
+	return "c" + strconv.FormatUint(t.nextID, 10)
 }
 
 func notOpen(name string) error { return fmt.Errorf("session %s is not open", name) }

@@ -33,23 +33,28 @@ var fifoNames = []string{inName, outName, askName}
 // alone. One of its own, with no session open by that name, is a
 // leftover of an earlier agent: it is emptied of a session's files and
 // reused.
-func (e *Engine) makeDir(name string) (*sharedir.Dir, error) {
+func (t *Table) makeDir(name string) (*sharedir.Dir, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(e.cfg.Sessions.Fd(), &st); err != nil {
+	if err := unix.Fstat(t.cfg.Sessions.Fd(), &st); err != nil {
 		return nil, fmt.Errorf("open session %s: %w", name, err)
 	}
-	files, err := e.cfg.Sessions.MakeSub(name, sharedir.ModeOf(st.Mode))
+	files, err := t.cfg.Sessions.MakeSub(name, sharedir.ModeOf(st.Mode))
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", name, err)
 	}
-	e.removeEntries(files)
+	t.removeEntries(files)
 	return files, nil
 }
 
-// makeFiles makes the session's FIFOs (and winsize with a terminal) and
-// opens the agent's ends of in and out; on failure nothing stays open.
-func (e *Engine) makeFiles(s *session) (*fifo.Source, *fifo.Sink, error) {
-	perm := e.cfg.Perm
+// wire returns the FIFO ends entry s serves: stream mode's are the
+// agent's, src and sink; a session's are made in its directory, with
+// ask with a prompt and winsize with a terminal, and opened. On failure
+// nothing stays open; unwire removes the files.
+func (t *Table) wire(s *session) (*fifo.Source, *fifo.Sink, error) {
+	if s.streamMode() {
+		return t.src, t.sink, nil
+	}
+	perm := t.cfg.Perm
 	made := []struct {
 		name string
 		mode os.FileMode
@@ -66,7 +71,7 @@ func (e *Engine) makeFiles(s *session) (*fifo.Source, *fifo.Sink, error) {
 		}
 	}
 	if s.tty {
-		if err := e.makeWinsize(s.files); err != nil {
+		if err := t.makeWinsize(s.files); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -88,42 +93,50 @@ func (e *Engine) makeFiles(s *session) (*fifo.Source, *fifo.Sink, error) {
 
 // makeWinsize makes the empty regular file winsize, which those who may
 // write the session's input may write (and read) to resize its terminal.
-func (e *Engine) makeWinsize(files *sharedir.Dir) error {
+func (t *Table) makeWinsize(files *sharedir.Dir) error {
 	f, err := files.Create(winsizeName, 0o600)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	mode := 0o600 | e.cfg.Perm&0o066
+	mode := 0o600 | t.cfg.Perm&0o066
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("chmod %s: %w", files.Join(winsizeName), err)
 	}
 	return nil
 }
 
+// unwire removes the files of entry s, a session's: stream mode's are
+// the agent's.
+func (t *Table) unwire(s *session) {
+	if !s.streamMode() {
+		t.removeFiles(s.name, s.files)
+	}
+}
+
 // removeFiles removes a session's files and its directory, and closes
 // files. What is not a session's file is left, and so is the directory
 // then, with a warning.
-func (e *Engine) removeFiles(name string, files *sharedir.Dir) {
-	e.removeEntries(files)
+func (t *Table) removeFiles(name string, files *sharedir.Dir) {
+	t.removeEntries(files)
 	files.Close()
-	if err := e.cfg.Sessions.RemoveDir(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		e.cfg.Log.Warn("cannot remove a session's directory", "session", name, "err", err)
+	if err := t.cfg.Sessions.RemoveDir(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.log.Warn("cannot remove a session's directory", "session", name, "err", err)
 	}
 }
 
 // removeEntries removes the session files in files: its FIFOs and its
 // regular file winsize, nothing else.
-func (e *Engine) removeEntries(files *sharedir.Dir) {
+func (t *Table) removeEntries(files *sharedir.Dir) {
 	for _, name := range fifoNames {
 		if err := fifo.RemoveAt(files, name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			e.cfg.Log.Warn("cannot remove a session's fifo", "err", err)
+			t.log.Warn("cannot remove a session's fifo", "err", err)
 		}
 	}
 	st, err := files.Stat(winsizeName)
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		if err := files.Remove(winsizeName); err != nil {
-			e.cfg.Log.Warn("cannot remove a session's winsize", "err", err)
+			t.log.Warn("cannot remove a session's winsize", "err", err)
 		}
 	}
 }
@@ -131,31 +144,31 @@ func (e *Engine) removeEntries(files *sharedir.Dir) {
 // removeLeftovers removes the directories of DIR/sessions that an earlier
 // agent left (killed, it could not): those of the agent's own user whose
 // name is a session's. Anything else there is left alone.
-func (e *Engine) removeLeftovers() {
+func (t *Table) removeLeftovers() {
 	var names []string
-	err := e.cfg.Sessions.EachName(func(name string) {
+	err := t.cfg.Sessions.EachName(func(name string) {
 		if protocol.ValidSessionName(name) {
 			names = append(names, name)
 		}
 	})
 	if err != nil {
-		e.cfg.Log.Warn("cannot look for sessions an earlier agent left", "err", err)
+		t.log.Warn("cannot look for sessions an earlier agent left", "err", err)
 	}
 	removed := 0
 	for _, name := range names {
-		st, err := e.cfg.Sessions.Stat(name)
+		st, err := t.cfg.Sessions.Stat(name)
 		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
 			continue
 		}
-		files, err := e.cfg.Sessions.OpenSub(name)
+		files, err := t.cfg.Sessions.OpenSub(name)
 		if err != nil {
 			continue
 		}
-		e.removeFiles(name, files)
+		t.removeFiles(name, files)
 		removed++
 	}
 	if removed > 0 {
-		e.cfg.Log.Info("removed the session directories an earlier agent left", "removed", removed,
-			"dir", strings.TrimSuffix(e.cfg.Sessions.Path(), "/"))
+		t.log.Info("removed the session directories an earlier agent left", "removed", removed,
+			"dir", strings.TrimSuffix(t.cfg.Sessions.Path(), "/"))
 	}
 }

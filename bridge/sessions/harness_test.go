@@ -6,38 +6,33 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/fifobridge/fifobridge/bridge/conversation"
-	"github.com/fifobridge/fifobridge/bridge/stream"
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/internal/procfs"
 	"github.com/fifobridge/fifobridge/internal/randname"
-	"github.com/fifobridge/fifobridge/internal/tty"
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// harness is an Engine on a temporary DIR, run by the test: DIR/in and a
+// harness is a Table on a temporary DIR, run by the test: DIR/in and a
 // writer of it, DIR/replies, DIR/sessions, and a way to stop it.
 type harness struct {
 	t       *testing.T
-	e       *Engine
+	e       *Table
 	dir     string
 	in      *os.File // writes control lines
 	stop    context.CancelFunc
@@ -85,11 +80,7 @@ func startHarness(t *testing.T, prog program, tune func(*Config)) *harness {
 	}
 	reaper := child.NewReaper(log)
 	h := &harness{t: t, dir: dir, in: in, stopped: make(chan struct{}), forward: make(chan os.Signal, 4)}
-	cfg := &Config{MaxSessions: 16, StopTimeout: 500 * time.Millisecond, MaxRequest: 1 << 20,
-		Sessions: sessionsDir, Replies: replies, Perm: 0o660, Log: log, Forward: h.forward,
-		Stream: func(ctl protocol.ParsedControl, files *sharedir.Dir) (*stream.Config, error) {
-			return streamConfig(prog, ctl)
-		}}
+	cfg := &Config{Run: runConfig(t, prog, log, h.forward), Sessions: sessionsDir, Replies: replies}
 	if tune != nil {
 		tune(cfg)
 	}
@@ -108,27 +99,18 @@ func startHarness(t *testing.T, prog program, tune func(*Config)) *harness {
 	return h
 }
 
-// streamConfig is the test's factory of a session's stream settings:
-// prog and the line's args, on pipes with stderr in out, or on a
-// terminal; with the line's prompt, a conversation.
-func streamConfig(prog program, ctl protocol.ParsedControl) (*stream.Config, error) {
-	cfg := &stream.Config{
-		Child:      child.Spec{Program: prog[0], Args: append(append([]string{}, prog[1:]...), ctl.Args...)},
-		Restart:    child.RestartNever,
-		StopSignal: syscall.SIGTERM, BackoffMin: 10 * time.Millisecond, BackoffMax: time.Second,
-		RestartWindow: time.Minute, TtySize: tty.Winsize{Cols: 80, Rows: 24}, StderrOut: true,
-	}
-	if ctl.Tty != nil && *ctl.Tty {
-		cfg.Tty, cfg.StopSignal = true, syscall.SIGHUP
-	}
-	if ctl.Prompt != nil {
-		re, err := regexp.Compile(*ctl.Prompt)
-		if err != nil {
-			return nil, fmt.Errorf("invalid prompt: %w", err)
-		}
-		cfg.Conversation = &conversation.Config{Prompt: re}
-	}
-	return cfg, nil
+// runConfig is the run configuration of the harness's agent: every
+// session runs prog and its open line's args, on pipes with stderr in
+// out unless the line asks for a terminal, and is not restarted.
+func runConfig(t *testing.T, prog program, log *slog.Logger, forward <-chan os.Signal) *config.Run {
+	t.Helper()
+	run := &config.Run{Mode: "sessions", Program: prog[0], Args: prog[1:], AllowArgs: true,
+		MaxSessions: 16, MaxConcurrent: 1, StopTimeout: 500 * time.Millisecond, MaxRequest: 1 << 20, Perm: 0o660,
+		RestartWindow: time.Minute, BackoffMin: 10 * time.Millisecond, BackoffMax: time.Second,
+		Given: config.Given{Restart: "never", Stderr: "out", TtySize: "80x24"}, Cgroup: "off", Create: true,
+		Log: log, Forward: forward}
+	require.NoError(t, run.Finish(t.TempDir()))
+	return run
 }
 
 // stopWithin stops the engine and fails unless Run returns within d.

@@ -6,196 +6,160 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // openTimeout is how long an open waits for its child's first prompt when
 // its line gives no timeout.
 const openTimeout = 30 * time.Second
 
-// readyLook is how often an open with a prompt looks whether the child
-// has shown it.
-const readyLook = 5 * time.Millisecond
-
-// firstRun is how long a session's first run may take to fail as a
-// program that cannot start does (127 or 126 at once: `env PROG` with no
-// PROG): such an open fails, and no session is left. An open without a
-// prompt is answered once the child is seen waiting for its input, or
-// has run this long.
-const firstRun = time.Second
-
 // openOp opens the session the line names, or refuses.
-func (e *Engine) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	e.mu.Lock()
-	s, n := e.sessions[ctl.Session], len(e.sessions)
-	e.mu.Unlock()
+func (t *Table) openOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
+	t.mu.Lock()
+	s, n := t.sessions[ctl.Session], len(t.sessions)
+	t.mu.Unlock()
 	switch {
 	case s != nil && ctl.Reuse && !s.closing.Load():
 		// A reuse starts nothing, but its line is refused as a first
 		// open's would be (-arg without -allow-args, a bad pattern).
-		if _, err := e.cfg.Stream(ctl, s.files); err != nil {
-			e.refuse(ctl, reply, err)
+		if _, err := t.cfg.Entry(&ctl, t.places(s)); err != nil { // s's places: no file is made
+			t.refuse(ctl, reply, err)
 			return
 		}
-		e.reuse(s, ctl, reply)
+		t.reuse(s, ctl, reply)
 		return
 	case s != nil && s.closing.Load():
-		e.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
+		t.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
 		return
 	case s != nil:
-		e.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
+		t.refuse(ctl, reply, fmt.Errorf("session %s is open already", ctl.Session))
 		return
-	case n >= e.cfg.MaxSessions:
-		e.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
+	case n >= t.cfg.MaxSessions:
+		t.refuse(ctl, reply, fmt.Errorf("%d sessions are open: -max-sessions is reached", n))
 		return
-	case !e.wait():
-		e.refuse(ctl, reply, errTooManyWaiting)
+	case !t.wait():
+		t.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	s, err := e.start(ctl)
+	s, err := t.start(ctl)
 	if err != nil {
-		e.done()
-		e.refuse(ctl, reply, err)
+		t.done()
+		t.refuse(ctl, reply, err)
 		return
 	}
-	e.later(func() { e.answerOpen(s, ctl, reply, false) })
+	t.later(func() { t.answerOpen(s, ctl, reply, false) })
 }
 
 // reuse answers an open with "reuse" of the open session s as the open
 // that started it is answered: once its child runs (with a prompt: is
 // ready) and the status file lists it, which may be at once.
-func (e *Engine) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
-	if !e.wait() {
-		e.refuse(ctl, reply, errTooManyWaiting)
+func (t *Table) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply) {
+	if !t.wait() {
+		t.refuse(ctl, reply, errTooManyWaiting)
 		return
 	}
-	e.later(func() { e.answerOpen(s, ctl, reply, true) })
+	t.later(func() { t.answerOpen(s, ctl, reply, true) })
 }
 
-// start makes the session's files and engine, and runs it.
-func (e *Engine) start(ctl protocol.ParsedControl) (*session, error) {
-	files, err := e.makeDir(ctl.Session)
+// start opens the entry ctl names and runs it: a session, whose files it
+// makes in DIR/sessions/NAME, or stream mode's, the empty name, on DIR's
+// own FIFOs (the agent's: src and sink). Its settings come from its open
+// line (config.Run.Entry): this is the one path from an open line to a
+// running child.
+func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
+	s := t.newSession(ctl.Session)
+	if !s.streamMode() {
+		var err error
+		if s.files, err = t.makeDir(ctl.Session); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := t.cfg.Entry(&ctl, t.places(s))
 	if err != nil {
+		t.unwire(s)
 		return nil, err
 	}
-	s, err := e.newSession(ctl, files)
+	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
+	src, sink, err := t.wire(s)
 	if err != nil {
-		e.removeFiles(ctl.Session, files)
+		t.unwire(s)
 		return nil, err
 	}
-	e.mu.Lock()
-	e.sessions[s.name] = s
-	e.mu.Unlock()
-	e.wg.Add(1)
-	go e.runSession(s)
-	s.log.Info("session opened", "tty", s.tty, "prompt", s.prompt)
-	e.poke()
+	s.ctx, s.cancel = context.WithCancel(t.ctx)
+	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
+	t.mu.Lock()
+	t.sessions[s.name] = s
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go t.runSession(s)
+	if !s.streamMode() {
+		s.log.Info("session opened", "tty", s.tty, "prompt", s.prompt)
+	}
+	t.poke()
 	return s, nil
 }
 
-// newSession makes the stream engine of a session whose directory is
-// files, on FIFOs made there.
-func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*session, error) {
-	cfg, err := e.cfg.Stream(ctl, files)
-	if err != nil {
-		return nil, err
+// newSession is the entry name, not yet open: stream mode's (the empty
+// name) has DIR, the agent's roles and log.
+func (t *Table) newSession(name string) *session {
+	s := &session{name: name, files: t.cfg.Dir, roles: t.cfg.Roles, log: t.log, started: time.Now().UTC(),
+		done: make(chan struct{})}
+	if !s.streamMode() {
+		s.roles, s.log = follow.NewRoles(), t.log.With("session", name)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	s := &session{name: ctl.Session, files: files, roles: follow.NewRoles(),
-		log: e.cfg.Log.With("session", ctl.Session), started: time.Now().UTC(), tty: cfg.Tty,
-		prompt: cfg.Conversation != nil, ctx: ctx, cancel: cancel, signals: make(chan os.Signal, signalsQueued),
-		running: make(chan struct{}), alive: make(chan struct{}), done: make(chan struct{})}
-	e.own(s, cfg)
-	src, sink, err := e.makeFiles(s)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	s.eng = stream.New(cfg, e.reaper, src, sink, e.poke)
-	return s, nil
+	return s
 }
 
-// own sets what the session's stream settings take from the engine: its
-// directory, its conversation's FIFOs, -session-idle, the signals, the
-// log, and no controlling terminal of the agent's.
-func (e *Engine) own(s *session, cfg *stream.Config) {
-	cfg.Dir, cfg.Log, cfg.Forward, cfg.Started = s.files, s.log, s.signals, s.childStarted
-	cfg.FirstRun, cfg.Alive = firstRun, s.childAlive
-	cfg.IdleTimeout, cfg.StopTimeout, cfg.Terminal = e.cfg.SessionIdle, e.cfg.StopTimeout, nil
-	if c := cfg.Conversation; c != nil {
-		c.Dir, c.Replies, c.Roles, c.Created = s.files, e.cfg.Replies, s.roles, nil
-		c.Create, c.AskMode = true, fifo.InputMode(e.cfg.Perm)
-		if c.MaxRequest == 0 {
-			c.MaxRequest = e.cfg.MaxRequest
-		}
-		if c.ReplySweep == 0 {
-			c.ReplySweep = e.cfg.ReplySweep
-		}
+// places is where entry s is: its directory, its FIFOs' roles and its
+// log, DIR/replies, and the agent's cgroups; stream mode's FIFOs made
+// again are the agent's to remove (Config.Created).
+func (t *Table) places(s *session) config.Places {
+	at := config.Places{Dir: s.files, Replies: t.cfg.Replies, Roles: s.roles, Cgroups: t.cfg.Cgroups, Log: s.log}
+	if s.streamMode() {
+		at.Created = t.cfg.Created
 	}
+	return at
 }
 
-// answerOpen answers an open once the session's child started and is
-// past the start of its first run (alive: seen waiting for its input, or
-// running for firstRun; with a prompt: once it showed its prompt), or
-// with an error frame when it could not start or ended before, or when
-// no prompt came within the line's timeout (the session stays open).
-// reused says the line reused s, which an earlier open started.
-func (e *Engine) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
+// answerOpen answers an open once the session's child is past its
+// start (its engine's Ready event: with a prompt, once it showed its
+// prompt; else once it was seen waiting for its input, or ran for
+// config.SessionFirstRun), or with an error frame when it could not start or ended
+// before, or when that did not come within the line's timeout (the
+// session stays open). Nothing is polled: it waits for the two events,
+// Ready and the session's end, and its timeout. reused says the line
+// reused s, which an earlier open started.
+func (t *Table) answerOpen(s *session, ctl protocol.ParsedControl, reply *fifo.Reply, reused bool) {
 	limit := ctl.Limit
 	if limit <= 0 {
 		limit = openTimeout
 	}
 	timeout := time.NewTimer(limit)
 	defer timeout.Stop()
-	var look <-chan time.Time
-	if s.prompt {
-		t := time.NewTicker(readyLook)
-		defer t.Stop()
-		look = t.C
+	select {
+	case <-s.eng.Ready():
+	case <-s.done:
+	case <-timeout.C:
+		msg := fmt.Sprintf("session %s: no prompt within %v; it stays open: close it with `fifobridge close %s`", s.name, limit, s.name)
+		s.log.Warn("open timed out: no prompt yet; the session stays open", "timeout", limit)
+		t.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
+		return
 	}
-	running := s.running // with a prompt: from then on, look whether it is ready
-	if !s.prompt {
-		running = s.alive
+	if !closed(s.eng.Ready()) { // it ended before it was ready
+		t.write(ctl.ID, reply, openFailed(s, ctl.ID))
+		return
 	}
-	for {
-		if running == nil || s.prompt {
-			if pid, ok := s.ready(); ok {
-				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, pid, reused))
-				return
-			}
-		}
-		select {
-		case <-running:
-			running = nil // from now on: ready, with a prompt
-			if !s.prompt {
-				e.flush()
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
-				return
-			}
-		case <-look:
-		case <-s.done:
-			if !s.prompt && closed(s.alive) { // it started, and ended since
-				e.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, int(s.pid.Load()), reused))
-				return
-			}
-			e.write(ctl.ID, reply, openFailed(s, ctl.ID))
-			return
-		case <-timeout.C:
-			msg := fmt.Sprintf("session %s: no prompt within %v; it stays open: close it with `fifobridge close %s`", s.name, limit, s.name)
-			s.log.Warn("open timed out: no prompt yet; the session stays open", "timeout", limit)
-			e.write(ctl.ID, reply, protocol.AppendOpenError(nil, ctl.ID, msg, 0, true))
-			return
-		}
+	if !closed(s.done) {
+		t.flush() // the status file lists it before the answer says so
 	}
+	t.write(ctl.ID, reply, protocol.AppendOpened(nil, ctl.ID, s.eng.Pid(), reused))
 }
 
 // closed reports whether ch is closed.
@@ -225,7 +189,7 @@ func openFailed(s *session, id string) []byte {
 		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, s.err), 0, false)
 	}
 	what := "started" // closed, or the agent stopped, before its child started
-	if s.prompt && s.pid.Load() != 0 {
+	if s.prompt && s.eng.Pid() != 0 {
 		what = "showed its prompt"
 	}
 	return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s ended before its child %s (%s)", s.name, what, s.status), 0, false)

@@ -5,8 +5,6 @@ package sessions
 import (
 	"context"
 	"log/slog"
-	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,14 +12,13 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/stream"
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/sharedir"
-	"github.com/fifobridge/fifobridge/status"
 )
 
 // session is one open session: its stream engine, its files, and how it
-// ended. Its run (Engine.runSession) owns everything in it.
+// ended. Its run (Table.runSession) owns everything in it.
 type session struct {
 	name    string
-	files   *sharedir.Dir // DIR/sessions/NAME
+	files   *sharedir.Dir // DIR/sessions/NAME; DIR for stream mode's (nil when missing)
 	eng     *stream.Engine
 	roles   *follow.Roles // what its input FIFOs serve; the status names them
 	log     *slog.Logger
@@ -29,80 +26,14 @@ type session struct {
 	tty     bool
 	prompt  bool
 
-	ctx     context.Context
-	cancel  context.CancelFunc // a close
-	signals chan os.Signal     // the agent's forwarded signals, to its engine
+	ctx    context.Context
+	cancel context.CancelFunc // a close
 
-	pid       atomic.Int64  // its first child's, once started
-	startOnce sync.Once     // closes running
-	running   chan struct{} // closed once its first child started
-	aliveOnce sync.Once     // closes alive
-	alive     chan struct{} // closed once its first child is known not to fail its first run
-	closing   atomic.Bool   // a close (or the agent's stop) began
+	closing atomic.Bool // a close (or the agent's stop) began
 
 	done   chan struct{} // closed once it is gone; then status and err are set
 	status child.ExitStatus
 	err    error
-}
-
-// signalsQueued is how many forwarded signals a session may have yet to
-// take before a new one is dropped.
-const signalsQueued = 8
-
-// childStarted is told of every child the session's engine starts.
-func (s *session) childStarted(pid int) {
-	s.startOnce.Do(func() {
-		s.pid.Store(int64(pid))
-		close(s.running)
-	})
-}
-
-// childAlive is told once the session's first child did not fail its
-// first run: it was seen waiting for input, ran for firstRun, or ended
-// otherwise (see stream.Config.FirstRun).
-func (s *session) childAlive() {
-	s.aliveOnce.Do(func() { close(s.alive) })
-}
-
-// ready reports whether the session's child runs and, with a prompt, has
-// shown it since it started.
-func (s *session) ready() (pid int, ok bool) {
-	snap := s.eng.Snapshot()
-	if snap.Child.PID == 0 {
-		return 0, false
-	}
-	if !s.prompt {
-		return snap.Child.PID, true
-	}
-	t := snap.Child.Turn
-	return snap.Child.PID, t != nil && (t.State == "ready" || t.Unready == nil)
-}
-
-// snapshot is the session's entry in the status file.
-func (s *session) snapshot() status.Session {
-	snap := s.eng.Snapshot()
-	st := status.Session{Name: s.name, PID: snap.Child.PID, State: snap.State, StartedAt: s.started,
-		Restarts: snap.Child.Restarts, Tty: s.tty, Child: snap.Child, Turn: snap.Child.Turn,
-		Transcript: snap.Transcript, Inputs: s.inputs()}
-	st.Child.Turn = nil // the session's own "turn" says it
-	if s.closing.Load() {
-		st.State = string(child.StateStopping)
-	}
-	return st
-}
-
-// inputs identifies the session's input FIFOs served now.
-func (s *session) inputs() map[string]status.FIFO {
-	var m map[string]status.FIFO
-	for _, role := range []string{follow.RoleIn, follow.RoleAsk} {
-		if id, ok := s.roles.Current(role); ok {
-			if m == nil {
-				m = map[string]status.FIFO{}
-			}
-			m[role] = status.FIFO{Dev: id.Dev, Ino: id.Ino, Btime: id.Btime}
-		}
-	}
-	return m
 }
 
 // close begins the session's close: its engine stops its child's tree.
@@ -111,26 +42,35 @@ func (s *session) close() {
 	s.cancel()
 }
 
+// streamMode reports whether s is stream mode's one entry, on DIR's own
+// FIFOs, which are the agent's: made, followed and removed by it, not by
+// the table. Its end is the table's, and it stays listed until then.
+func (s *session) streamMode() bool { return s.name == "" }
+
 // runSession runs s until its engine returns (a close, its child ended
-// for good, -session-idle, the agent's stop), then removes its files and
-// forgets it.
-func (e *Engine) runSession(s *session) {
-	defer e.wg.Done()
+// for good, -session-idle, the agent's stop); then a session's files are
+// removed and its name forgotten, and done is closed.
+func (t *Table) runSession(s *session) {
+	defer t.wg.Done()
 	st, err := s.eng.Run(s.ctx)
 	s.closing.Store(true)
 	s.cancel()
-	e.removeFiles(s.name, s.files)
-	e.mu.Lock()
-	delete(e.sessions, s.name)
-	e.mu.Unlock()
-	e.flush()
 	s.status, s.err = st, err
+	if s.streamMode() {
+		close(s.done)
+		return
+	}
+	t.removeFiles(s.name, s.files)
+	t.mu.Lock()
+	delete(t.sessions, s.name)
+	t.mu.Unlock()
+	t.flush()
 	close(s.done)
 	if err != nil {
 		s.log.Warn("session closed: its child could not start", "err", err)
 	} else {
 		s.log.Info("session closed", "status", st.String())
 	}
-	e.idle.Touch() // the end of a session is activity
-	e.poke()
+	t.idle.Touch() // the end of a session is activity
+	t.poke()
 }

@@ -4,7 +4,6 @@ package stream
 
 import (
 	"log/slog"
-	"os"
 	"syscall"
 	"time"
 
@@ -56,22 +55,14 @@ type Config struct {
 	Dir *sharedir.Dir
 
 	Log *slog.Logger
-	// Forward carries the signals to pass on to the child's process group.
-	Forward <-chan os.Signal
-	// Started, if set, is told the pid of every child started, once it
-	// runs (sessions mode answers an open with it).
-	Started func(pid int)
 
 	// FirstRun, if set, judges the first child as a session's open needs
 	// (firstrun.go): a first run that ends with 127 or 126 within
 	// FirstRun of its start, or with a conversation before the child was
 	// ever ready, is a failed start. It is not restarted, and Run returns
-	// a *FirstRunError that quotes the child's last line.
+	// a *FirstRunError that quotes the child's last line. Ready (see
+	// events.go) says when the first child is past that.
 	FirstRun time.Duration
-	// Alive, if set with FirstRun, is told once that the first child did
-	// not fail so: it was seen waiting for its input, or ran for
-	// FirstRun, or ended otherwise.
-	Alive func()
 }
 
 // flushGrace bounds how long a stopping engine waits for a reader to take

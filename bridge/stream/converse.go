@@ -56,7 +56,7 @@ func (quiet) Snapshot() (*status.Turn, *status.Transcript) { return nil, nil }
 func (s *Engine) converse() talk {
 	cc := *s.cfg.Conversation
 	cc.Terminal, cc.StopTimeout, cc.Log = s.cfg.Tty, s.cfg.StopTimeout, s.cfg.Log
-	cc.Poke, cc.Activity = s.poke, s.idle.Touch
+	cc.Poke, cc.Activity, cc.Ready = s.poke, s.idle.Touch, s.markReady
 	return conversation.New(&cc, conversing{s}, s.sink)
 }
 

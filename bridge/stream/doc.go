@@ -1,13 +1,16 @@
 //go:build linux
 
-// Package stream is stream mode: one long-lived supervised child, on pipes
-// or (-tty) a fresh pseudo-terminal per start, wired to the agent's input
-// and output FIFOs; with -prompt, wired to a conversation (package
-// conversation) through a small interface (converse.go): its output in,
-// a turn's input out, an interrupt, its start and its end, and a Reader
-// that sees it wait for input (reader.go: a probe of package readwait,
-// made per start from its stdin pipe or its terminal's slave, and off with
-// FIFOBRIDGE_READ_PROBE=0).
+// Package stream is one stream child, stream mode's or a session's: one
+// long-lived supervised child, on pipes or (-tty) a fresh pseudo-terminal
+// per start, wired to its input and output FIFOs; with -prompt, wired to
+// a conversation (package conversation) through a small interface
+// (converse.go): its output in, a turn's input out, an interrupt, its
+// start and its end, and a Reader that sees it wait for input (reader.go:
+// a probe of package readwait, made per start from its stdin pipe or its
+// terminal's slave, and off with FIFOBRIDGE_READ_PROBE=0). Its owner is
+// the table of stream children (package sessions), which runs it, waits
+// for its events (events.go: Ready, a channel the engine closes) and its
+// end (Run returning), and forwards the agent's signals to it (Forward).
 //
 // Guarantees:
 //
@@ -54,4 +57,7 @@
 //     master's output reaches the output FIFO byte for byte, with the same
 //     backpressure, until EIO (nobody has the terminal any more).
 //   - DIR/winsize is read through DIR's descriptor, never through a link.
+//
+// What it does not do: it reads no signal of the agent's (its owner calls
+// Forward), and it knows of no other stream child.
 package stream

@@ -34,7 +34,7 @@ const watchChunk = 4 << 10
 // is not set, and then every method does nothing.
 type firstRun struct {
 	grace time.Duration
-	alive func()      // Config.Alive, or nil
+	alive func()      // told once the first child is alive, or nil
 	ready func() bool // whether the conversation's child has been ready; nil without one
 
 	aliveOnce sync.Once
@@ -79,12 +79,14 @@ func (e *FirstRunError) Code() int { return e.Status.Code() }
 
 // newFirstRun returns the judge of cfg's first child, or nil without
 // cfg.FirstRun; ready, with a conversation, says whether its child has
-// been ready since it started.
-func newFirstRun(cfg *Config, ready func() bool) *firstRun {
+// been ready since it started; alive, if set, is told once the first
+// child did not fail so: it was seen waiting for its input, or ran for
+// FirstRun, or ended otherwise.
+func newFirstRun(cfg *Config, ready func() bool, alive func()) *firstRun {
 	if cfg.FirstRun <= 0 {
 		return nil
 	}
-	return &firstRun{grace: cfg.FirstRun, alive: cfg.Alive, ready: ready}
+	return &firstRun{grace: cfg.FirstRun, alive: alive, ready: ready}
 }
 
 // begin is told of every start before the child can write, and reports
@@ -128,7 +130,7 @@ func (f *firstRun) wait() {
 // open without a prompt waits for its answer.
 const aliveLook = 10 * time.Millisecond
 
-// awaitAlive tells Alive once p is seen waiting for its input (through
+// awaitAlive tells alive once p is seen waiting for its input (through
 // r's probe, on a schedule that doubles from readwait.FirstWait up to
 // aliveLook) or is
 // still running after the grace period, when it also ends the watch. It
@@ -177,7 +179,7 @@ func ended(p *child.Process) bool {
 	}
 }
 
-// tellAlive tells Alive, once.
+// tellAlive tells alive, once.
 func (f *firstRun) tellAlive() {
 	f.aliveOnce.Do(func() {
 		if f.alive != nil {

@@ -22,8 +22,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Engine is stream mode: one supervised child, restarted by policy, wired to
-// the same FIFOs each time.
+// Engine is one stream child: one supervised child, restarted by policy,
+// wired to the same FIFOs each time.
 type Engine struct {
 	cfg    *Config
 	reaper *child.Reaper
@@ -46,22 +46,28 @@ type Engine struct {
 	// child's output and keeps the output FIFO as a transcript; quiet
 	// without one.
 	talk talk
+
+	// Events (events.go).
+	ready     chan struct{} // closed once the child is past its start
+	readyOnce sync.Once
+	pid       atomic.Int64 // the child started last
 }
 
 // New returns stream mode serving src and sink with cfg; poke is told
 // whenever the status changed. Run serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
-	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{}}
+	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
+		ready: make(chan struct{})}
 	if cfg.Conversation != nil {
 		s.talk = s.converse()
 	}
 	s.feed.typed = s.talk.Typed
-	var ready func() bool
 	if cfg.Conversation != nil {
-		ready = s.talk.Readied
+		s.first = newFirstRun(cfg, s.talk.Readied, nil) // Ready is the conversation's to tell
+	} else {
+		s.first = newFirstRun(cfg, nil, s.markReady)
 	}
-	s.first = newFirstRun(cfg, ready)
 	s.sup = &child.Supervisor{
 		Reaper:      reaper,
 		Log:         cfg.Log,
@@ -87,7 +93,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke, clock)
-		s.tty.tee, s.tty.talk, s.tty.first = s.tee, s.talk, s.first
+		s.tty.tee, s.tty.talk, s.tty.first, s.tty.running = s.tee, s.talk, s.first, s.running
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
@@ -131,8 +137,6 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.feed.run() }()
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); s.forward(done) }()
 	var teeWG sync.WaitGroup
 	if s.tee != nil {
 		teeWG.Add(1)
@@ -190,20 +194,13 @@ func (s *Engine) Signal(sig syscall.Signal) error {
 // errNoChild is what Signal says between a child's end and its restart.
 var errNoChild = errors.New("no child runs now")
 
-// forward passes signals to the child until done.
-func (s *Engine) forward(done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case sig := <-s.cfg.Forward:
-			s.sup.Signal(sig.(syscall.Signal))
-		}
-	}
-}
+// Forward passes sig, a signal the agent forwards, to the running
+// child's process group, without waiting: between a child's end and its
+// restart there is none to take it, and it is dropped.
+func (s *Engine) Forward(sig syscall.Signal) { s.sup.Signal(sig) }
 
-// start starts one child and tells Started of it; the first is watched
-// as Config.FirstRun says.
+// start starts one child; the first is watched as Config.FirstRun says,
+// and without a conversation or FirstRun its start is Ready.
 func (s *Engine) start() (*child.Process, error) {
 	s.talk.Started() // before any output: the first prompt counts
 	first := s.first.begin()
@@ -221,8 +218,8 @@ func (s *Engine) start() (*child.Process, error) {
 	if first {
 		s.first.watch(p, alive)
 	}
-	if s.cfg.Started != nil {
-		s.cfg.Started(p.Pid)
+	if s.cfg.Conversation == nil && s.first == nil {
+		s.markReady()
 	}
 	return p, nil
 }
@@ -258,6 +255,7 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 		w.stderr.abandon()
 		return nil, nil, err
 	}
+	s.running(p.Pid)
 	r.pgid = p.Pid
 	alive := r // without a conversation, the first run's
 	if s.cfg.Conversation != nil {

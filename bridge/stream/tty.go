@@ -41,6 +41,9 @@ type terminal struct {
 	// output FIFO: the conversation, which keeps that as a transcript.
 	talk  talk
 	first *firstRun // shown the first child's output while it is watched, or nil
+	// running is told the pid of each child started, before its output
+	// is read (Engine.running).
+	running func(pid int)
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -105,6 +108,9 @@ func (t *terminal) start(reaper *child.Reaper, spec child.Spec, stopping <-chan 
 	if err != nil {
 		master.Close()
 		return nil, nil, err
+	}
+	if t.running != nil {
+		t.running(p.Pid)
 	}
 	w := t.attach(master, master, func(quit <-chan struct{}) {
 		select {

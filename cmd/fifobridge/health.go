@@ -43,13 +43,9 @@ func health(args []string) int {
 		return exitUsage
 	}
 	path := orDefault(*statusPath, filepath.Join(*dir, "status.json"))
-	check := status.Check
-	if *session != "" {
-		check = func(dir, path string, now time.Time) error { return status.CheckSession(dir, path, *session, now) }
-	}
 	deadline := time.Now().Add(*wait)
 	for {
-		err := check(*dir, path, time.Now())
+		err := status.Check(*dir, path, *session, time.Now())
 		if err == nil {
 			return 0
 		}
