@@ -31,12 +31,14 @@ type askReader struct {
 	enqueue func(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error)
 	wg      *sync.WaitGroup // the conversation's: Wait waits for the reader's goroutines
 
-	src        *fifo.Source // DIR/ask, or nil
-	stopFollow context.CancelFunc
-	nextID     uint64 // ids given to asks that came without one
+	src       *fifo.Source     // DIR/ask, or nil
+	follower  *follow.Follower // DIR/ask's, or nil
+	stopSweep context.CancelFunc
+	nextID    uint64 // ids given to asks that came without one
 }
 
-// start opens DIR/ask and starts its reader, its follower and the reply
+// start opens DIR/ask and starts its reader, its follower and, unless
+// the agent sweeps DIR/replies itself (Config.SweptElsewhere), the reply
 // sweep; stop ends them. A DIR/ask that cannot be served now (removed
 // since the agent made it) is followed all the same, from the start: its
 // reader waits for the FIFO the follower finds or makes. Without DIR
@@ -49,13 +51,16 @@ func (r *askReader) start() {
 	}
 	src := r.open()
 	r.src = src
-	ctx, stop := context.WithCancel(context.Background())
-	r.stopFollow = stop
 	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
-	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
-	r.wg.Add(3)
+	r.follower = follow.Start(ends, follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke})
+	r.wg.Add(1)
 	go func() { defer r.wg.Done(); r.read(src) }()
-	go func() { defer r.wg.Done(); follow.Ends(ctx, ends, o) }()
+	if cfg.SweptElsewhere {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	r.stopSweep = stop
+	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		// A waiting ask holds no reply FIFO open, but its asker holds
@@ -67,8 +72,11 @@ func (r *askReader) start() {
 // stop stops the follower and the sweep, and closes DIR/ask, which ends
 // the reader.
 func (r *askReader) stop() {
-	if r.stopFollow != nil {
-		r.stopFollow()
+	if r.follower != nil {
+		r.follower.Stop()
+	}
+	if r.stopSweep != nil {
+		r.stopSweep()
 	}
 	if r.src != nil {
 		r.src.Close()

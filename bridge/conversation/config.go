@@ -49,6 +49,10 @@ type Config struct {
 	// ReplySweep, if set, replaces the reply sweep's period and age (see
 	// answer.Sweep); tests only.
 	ReplySweep time.Duration
+	// SweptElsewhere says the agent sweeps Replies itself (sessions
+	// mode, whose sessions share DIR/replies): the conversation runs no
+	// sweep of its own, and so no timer.
+	SweptElsewhere bool
 	// Create and AskMode say whether and with which mode DIR/ask is made
 	// again when it goes missing, as -in is.
 	Create  bool

@@ -124,8 +124,9 @@ func (e *Engine) newSession(ctl protocol.ParsedControl, files *sharedir.Dir) (*s
 }
 
 // own sets what the session's stream settings take from the engine: its
-// directory, its conversation's FIFOs, -session-idle, the signals, the
-// log, and no controlling terminal of the agent's.
+// directory, its conversation's FIFOs and the sweep of DIR/replies (the
+// engine's), -session-idle, the signals, the log, and no controlling
+// terminal of the agent's.
 func (e *Engine) own(s *session, cfg *stream.Config) {
 	cfg.Dir, cfg.Log, cfg.Forward, cfg.Started = s.files, s.log, s.signals, s.childStarted
 	cfg.FirstRun, cfg.Alive = firstRun, s.childAlive
@@ -133,6 +134,7 @@ func (e *Engine) own(s *session, cfg *stream.Config) {
 	if c := cfg.Conversation; c != nil {
 		c.Dir, c.Replies, c.Roles, c.Created = s.files, e.cfg.Replies, s.roles, nil
 		c.Create, c.AskMode = true, fifo.InputMode(e.cfg.Perm)
+		c.SweptElsewhere = true // the engine's own sweep covers DIR/replies
 		if c.MaxRequest == 0 {
 			c.MaxRequest = e.cfg.MaxRequest
 		}
