@@ -125,7 +125,7 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	if s.tty != nil {
-		s.serveTerminal(&wg, done)
+		s.serveTerminal(&wg)
 	} else {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.feed.run() }()

@@ -41,6 +41,8 @@ type terminal struct {
 	// output FIFO: the conversation, which keeps that as a transcript.
 	talk  talk
 	first *firstRun // shown the first child's output while it is watched, or nil
+	// sizes watches DIR/winsize (serveTerminal), or is nil; close ends it.
+	sizes *winsizeWatch
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -359,12 +361,16 @@ func (t *terminal) detachInput() {
 	}
 }
 
-// close ends feed; the caller also closes src, which wakes its read.
+// close ends feed and the watch of DIR/winsize; the caller also closes
+// src, which wakes feed's read.
 func (t *terminal) close() {
 	t.mu.Lock()
 	t.closed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	if t.sizes != nil {
+		t.sizes.Stop()
+	}
 }
 
 // held reports how many bytes read from the input FIFO no terminal took.
@@ -415,17 +421,17 @@ func (t *terminal) resize(size tty.Winsize) {
 	}
 }
 
-// serveTerminal starts the goroutines of -tty, which end once done is
-// closed and the terminal closed; wg waits for them.
-func (s *Engine) serveTerminal(wg *sync.WaitGroup, done <-chan struct{}) {
+// serveTerminal starts the feed of -tty, which ends once the terminal is
+// closed (wg waits for it), and the watch of DIR/winsize, which the
+// terminal's close ends.
+func (s *Engine) serveTerminal(wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.tty.feed() }()
 	if s.cfg.Dir == nil {
 		s.cfg.Log.Warn("no directory to watch for window sizes: " + winsizeName + " is not read")
 		return
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); s.tty.watchWinsize(s.cfg.Dir, done) }()
+	s.tty.sizes = s.tty.watchWinsize(s.cfg.Dir)
 }
 
 // heldByTerminal is the input no terminal took, with -tty.
