@@ -391,9 +391,8 @@ func (w *wiring) afterRead(retry *readRetry, err error) readNext {
 func (s *Engine) readOut(w *wiring, size int, take func([]byte) bool) {
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
-	buf := make([]byte, size)
 	for {
-		ok, err := readTaking(w.stdout, w.spin, &w.taking, buf, take)
+		ok, err := readTaking(w.stdout, w.spin, &w.taking, size, take)
 		if !ok {
 			return
 		}

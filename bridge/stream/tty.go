@@ -157,7 +157,6 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 // fails is tried again, as readRetry says; should feed give up, input
 // waits in the FIFO from then on.
 func (t *terminal) feed() {
-	buf := make([]byte, ttyChunk)
 	retry := readRetry{log: t.cfg.Log, what: "reading the input"}
 	defer retry.end()
 	t.mu.Lock()
@@ -171,13 +170,17 @@ func (t *terminal) feed() {
 		}
 		m := t.master
 		if len(t.pending) == 0 {
+			t.pending = nil // hold no buffer while waiting for input
 			t.mu.Unlock()
-			n, err := t.src.Read(buf) // the terminal may change meanwhile: pending goes to the current one
+			chunk, n, err := t.readInput() // the terminal may change meanwhile: pending goes to the current one
 			t.mu.Lock()
 			if n > 0 {
 				t.idle.Touch()
+				t.pending = append(t.pending, (*chunk)[:n]...)
 			}
-			t.pending = append(t.pending, buf[:n]...)
+			if chunk != nil {
+				giveChunk(chunk)
+			}
 			if errors.Is(err, fifo.ErrClosed) {
 				return
 			}
@@ -217,17 +220,28 @@ func (t *terminal) feed() {
 	}
 }
 
+// readInput reads the next bytes of the input FIFO into a chunk of
+// ttyChunk (chunks.go), which the caller gives back: it waits for them
+// with no buffer held, so that an idle terminal holds none.
+func (t *terminal) readInput() (*[]byte, int, error) {
+	if err := t.src.WaitReadable(); err != nil {
+		return nil, 0, err
+	}
+	chunk := takeChunk(ttyChunk)
+	n, err := t.src.Read(*chunk)
+	return chunk, n, err
+}
+
 // copyOut moves the terminal's output to the output FIFO until the
 // terminal has no process left on it (EIO, after the last byte), or until
 // unwire asks it to finish; then it copies what the terminal still holds.
 // Other errors are tried again, as readRetry says.
 func (t *terminal) copyOut(w *ttyWiring) {
-	buf := make([]byte, ttyChunk)
 	retry := readRetry{log: t.cfg.Log, what: "reading the child's terminal"}
 	defer retry.end()
 	for {
 		var werr error
-		_, err := readTaking(w.output, w.spin, &w.taking, buf, func(p []byte) bool {
+		_, err := readTaking(w.output, w.spin, &w.taking, ttyChunk, func(p []byte) bool {
 			werr = t.pass(p)
 			return werr == nil
 		})
