@@ -142,13 +142,18 @@ func Start(ends []End, o Options) *Follower {
 func (f *Follower) watchDirs() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	seen := map[*sharedir.Dir]bool{}
+	names := map[*sharedir.Dir]map[string]bool{} // the followed entries of each directory
+	var dirs []*sharedir.Dir
 	for _, e := range f.ends {
-		if seen[e.Dir] {
-			continue
+		if names[e.Dir] == nil {
+			names[e.Dir] = map[string]bool{}
+			dirs = append(dirs, e.Dir)
 		}
-		seen[e.Dir] = true
-		w, err := e.Dir.Notify(entryEvents, f.event)
+		names[e.Dir][e.Name] = true
+	}
+	for _, d := range dirs {
+		followed := names[d]
+		w, err := d.Notify(entryEvents, func(ev watch.Event) { f.event(ev, followed) })
 		if err != nil {
 			f.o.Log.Debug("following fifos by looking every second: no watch", "err", err)
 			f.poll = true
@@ -158,16 +163,21 @@ func (f *Follower) watchDirs() {
 	}
 }
 
-// event is told of each change of a watched directory, on the watch's
-// reader: it only kicks a look. A watch that ended (the directory went)
-// leaves the follower looking every pollInterval.
-func (f *Follower) event(ev watch.Event) {
+// event is told of each change of a watched directory, whose followed
+// entries are named in followed, on the watch's reader. It only kicks a
+// look, and only for a change of a followed entry (not of the status file
+// written next to DIR/in), of the directory itself, or of what may be
+// anything (an overflow). A watch that ended (the directory went) leaves
+// the follower looking every pollInterval.
+func (f *Follower) event(ev watch.Event, followed map[string]bool) {
 	if ev.Mask&unix.IN_IGNORED != 0 {
 		f.mu.Lock()
 		f.poll = true
 		f.mu.Unlock()
 	}
-	f.look.Kick()
+	if ev.Name == "" || followed[ev.Name] {
+		f.look.Kick()
+	}
 }
 
 // Stop ends the follower and waits for the look and the carrying of bytes
