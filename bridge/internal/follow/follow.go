@@ -53,9 +53,10 @@ const retryInterval = time.Second
 const pollInterval = time.Second
 
 // entryEvents are the changes of a directory's entries that may change
-// what a followed name is. Data written into the FIFOs (IN_MODIFY) is not
-// among them.
-const entryEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+// what a followed name is, or who may read it (IN_ATTRIB: a chmod). Data
+// written into the FIFOs (IN_MODIFY) is not among them.
+const entryEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
 
 // Reopener is a FIFO end that follows its path: fifo.Source and fifo.Sink.
 type Reopener interface {
@@ -112,6 +113,8 @@ type Follower struct {
 	// The look's own, one look at a time:
 	reported map[string]bool      // paths whose wrong content was logged
 	missing  map[string]time.Time // since when
+	readable map[string]uint64    // input paths others may read: the inode warned of
+	looked   bool                 // the first look is over
 	carry    carrier
 	wg       sync.WaitGroup // the carrier's goroutine
 
@@ -131,7 +134,7 @@ type Follower struct {
 // once now, and then whenever an entry of their directory changed (see
 // the package doc).
 func Start(ends []End, o Options) *Follower {
-	f := &Follower{ends: ends, o: o, reported: map[string]bool{}, missing: map[string]time.Time{}}
+	f := &Follower{ends: ends, o: o, reported: map[string]bool{}, missing: map[string]time.Time{}, readable: map[string]uint64{}}
 	f.look = watch.NewRunner(f.lookAll)
 	f.watchDirs()
 	f.look.Kick() // what changed before the watches were there
@@ -231,6 +234,7 @@ func (f *Follower) lookAll() {
 			due(remakeDelay - now.Sub(f.missing[e.Path]))
 		}
 	}
+	f.looked = true
 	f.arm(next)
 }
 
@@ -281,7 +285,6 @@ func (f *Follower) reopen(e End, create bool) bool {
 		if o.Changed != nil {
 			o.Changed()
 		}
-		warnReaders(o.Log, e)
 		if o.Sink != nil && e.FIFO == Reopener(o.Sink) {
 			// Output waiting in the old FIFO moves now, not with the
 			// child's next write; closing the sink ends the wait.
@@ -289,20 +292,33 @@ func (f *Follower) reopen(e End, create bool) bool {
 		}
 	}
 	f.reported[e.Path] = false
+	f.warnReaders(e, changed)
 	return true
 }
 
-// warnReaders logs a warning when f is an input FIFO that users other than
-// the agent's may read: someone replaced it with a FIFO of their own, or
-// of a mode that lets others read the requests and learn their reply
-// FIFOs' names.
-func warnReaders(log *slog.Logger, f End) {
-	if !f.Input {
+// warnReaders logs a warning when e is an input FIFO that users other than
+// the agent's may read, once per FIFO and for as long as they may:
+// someone replaced it with a FIFO of their own, or one of (or changed its
+// mode to) a mode that lets others read the requests and learn their
+// reply FIFOs' names. changed says e serves it from now on. A FIFO e
+// served already at the first look is the agent's start's to warn of
+// (bridge), not the follower's.
+func (f *Follower) warnReaders(e End, changed bool) {
+	if !e.Input {
 		return
 	}
-	if st, err := f.Dir.Stat(f.Name); err == nil && fifo.OthersMayRead(&st, os.Geteuid()) {
-		log.Warn("input fifo readable by other users: they can read the requests and the names of their reply fifos",
-			"path", f.Path, "mode", fmt.Sprintf("%04o", st.Mode&0o7777), "uid", st.Uid)
+	st, err := e.Dir.Stat(e.Name)
+	if err != nil || !fifo.OthersMayRead(&st, os.Geteuid()) {
+		delete(f.readable, e.Path)
+		return
+	}
+	if f.readable[e.Path] == st.Ino {
+		return
+	}
+	f.readable[e.Path] = st.Ino
+	if f.looked || changed {
+		f.o.Log.Warn("input fifo readable by other users: they can read the requests and the names of their reply fifos",
+			"path", e.Path, "mode", fmt.Sprintf("%04o", st.Mode&0o7777), "uid", st.Uid)
 	}
 }
 
