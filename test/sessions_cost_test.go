@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,7 +52,7 @@ func TestSessionsIdleCost(t *testing.T) {
 		t.Fatalf("close warm: %v", f)
 	}
 	a.waitStatus("no session open", func(status) bool { return len(a.statusSessions()) == 0 })
-	base, baseList := fdCount(pid), fdTargets(pid)
+	base, baseList := settledFDs(t, a), fdTargets(pid)
 	noneUsed := idleCPUTicks(t, a)
 
 	names := make([]string, costSessions)
@@ -97,6 +98,18 @@ func TestSessionsIdleCost(t *testing.T) {
 		t.Errorf("session directories left: %v", left)
 	}
 	a.requireRunning()
+}
+
+// settledFDs returns the agent's descriptor count once it holds no reply
+// FIFO: the last answer's is closed just after it was written.
+func settledFDs(t *testing.T, a *agent) int {
+	t.Helper()
+	replies := filepath.Join(a.dir, "replies") + "/"
+	pid := strconv.Itoa(a.pid)
+	if !eventually(hangTimeout, func() bool { return !strings.Contains(fdTargets(pid), replies) }) {
+		t.Fatalf("the agent keeps a reply FIFO open:\n%s", fdTargets(pid))
+	}
+	return fdCount(pid)
 }
 
 // idleCPUTicks returns the CPU time (utime + stime, in clock ticks) the
