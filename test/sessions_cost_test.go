@@ -26,10 +26,15 @@ const idleWindow = 5 * time.Second
 
 // idleSlack is what an agent with costSessions idle sessions may use over
 // idleWindow beyond what it uses with none, in clock ticks: the larger
-// status file (it lists every session) and the truncation of utime and
-// stime to whole ticks. Nothing per session: 100 sessions that each woke
-// the agent once a second would cost several times as much.
-const idleSlack = 3
+// status file (it lists every session, and is rewritten every 2 s) and
+// the truncation of utime and stime to whole ticks. Nothing per session:
+// 100 sessions that each woke the agent once a second cost 9 to 11 ticks
+// (14 in a -race build, whose status rewrites alone take 3 or 4: it gets
+// raceIdleSlack).
+const (
+	idleSlack     = 3
+	raceIdleSlack = 8
+)
 
 // Issue 33: a session costs what a terminal window costs tmux. With 100
 // sessions open (terminals, with a prompt, /bin/sh -i) in one agent and
@@ -71,9 +76,13 @@ func TestSessionsIdleCost(t *testing.T) {
 	}
 	used := idleCPUTicks(t, a)
 	t.Logf("CPU over %v: %d clock ticks with %d idle sessions, %d with none open", idleWindow, used, costSessions, noneUsed)
-	if used > noneUsed+idleSlack {
+	slack := idleSlack
+	if raceBuild {
+		slack = raceIdleSlack
+	}
+	if used > noneUsed+slack {
 		t.Errorf("%d idle sessions: the agent used %d clock ticks of CPU in %v, with none open %d: want at most %d more",
-			costSessions, used, idleWindow, noneUsed, idleSlack)
+			costSessions, used, idleWindow, noneUsed, slack)
 	}
 
 	for _, name := range names {
