@@ -9,11 +9,13 @@
 // Guarantees:
 //
 //   - One inotify descriptor and one reader goroutine for the whole
-//     process, made by the first Add (or Start) and kept for the
-//     process's life, as the runtime's poller keeps its own: closing an
-//     inotify instance makes the kernel wait for a grace period, tens of
-//     milliseconds that would fall on whatever closed it (a session's
-//     close, a stop). Removing a watch costs no such wait.
+//     process, made by the first Add (or Start: the agent calls it first
+//     thing, so that a killed agent's other files are let go of before
+//     this one) and kept for the process's life, as the runtime's poller
+//     keeps its own: closing an inotify instance makes the kernel wait
+//     for a grace period, tens of milliseconds that would fall on
+//     whatever closed it (a session's close, a stop). Removing a watch
+//     costs no such wait.
 //   - Nothing polls and no timer runs: the reader sleeps in the runtime's
 //     poller until the kernel has an event. An idle agent with any number
 //     of watches takes no CPU here.
