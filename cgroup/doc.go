@@ -19,9 +19,10 @@
 //   - RemoveLeftovers ends and removes only cgroups whose name says an
 //     agent made them and whose lock is free, whatever PID namespace made
 //     them: never a live agent's.
-//   - Waiting for a cgroup to empty sleeps on cgroup.events (fsnotify),
-//     with a deadline; the waits of one EmptyWatch share one watch, made
-//     by the first that finds the cgroup populated and ended by Close.
+//   - Waiting for a cgroup to empty sleeps on cgroup.events (a watch of
+//     the agent's one inotify instance, package watch), with a deadline;
+//     the waits of one EmptyWatch share one watch, made by the first that
+//     finds the cgroup populated and ended by Close, which costs no wait.
 //     When no watch can be made, the waits read the file instead: waiting
 //     never fails for want of a descriptor.
 //   - Where a pids controller limits the agent, the children's budget

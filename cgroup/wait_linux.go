@@ -4,39 +4,42 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
+
+	"github.com/fifobridge/fifobridge/internal/watch"
 )
 
 // emptyRecheck bounds each wait for a change of cgroup.events, so that a
 // notification the kernel did not send costs at most this much: the
 // watch is made before the file is read, so none that was sent is lost.
 // emptyPoll is how often the file is read without a watch (no inotify
-// instance, watch or descriptor left to the agent).
+// instance or watch to be had).
 const (
 	emptyRecheck = 100 * time.Millisecond
 	emptyPoll    = 10 * time.Millisecond
 )
 
-// newWatcher makes the watcher of an EmptyWatch; tests replace it to make
-// it fail.
-var newWatcher = fsnotify.NewWatcher
+// addWatch adds the watch of an EmptyWatch; tests replace it to make it
+// fail.
+var addWatch = watch.Add
 
 // EmptyWatch waits, as often as its owner asks, for a cgroup to empty,
 // with one watch of cgroup.events for all the waits: a stop that wakes
-// now and then to do something else while the cgroup empties makes one
-// inotify instance (and fsnotify's reader goroutine), not one per wait.
-// The watch is made by the first wait that finds the cgroup populated;
-// when it cannot be made, the waits read the file every emptyPoll
-// instead, so that waiting needs no new descriptor. Close ends it. An
+// now and then to do something else while the cgroup empties adds one
+// watch to the agent's one inotify instance (package watch), not one per
+// wait. The watch is made by the first wait that finds the cgroup
+// populated; when it cannot be made, the waits read the file every
+// emptyPoll instead, so that waiting needs no new descriptor. Close ends
+// it, and costs no wait: the instance stays (closing one would make the
+// kernel wait for a grace period, which every stop would pay). An
 // EmptyWatch is for one goroutine.
 type EmptyWatch struct {
-	path   string
-	tried  bool              // the watch was made, or could not be
-	w      *fsnotify.Watcher // nil without a watch
-	events <-chan fsnotify.Event
-	errs   <-chan error
-	every  time.Duration // how long to wait without a notification
-	timer  *time.Timer
+	path    string
+	tried   bool         // the watch was made, or could not be
+	w       *watch.Watch // nil without a watch
+	changed chan struct{}
+	every   time.Duration // how long to wait without a notification
+	timer   *time.Timer
 }
 
 // WatchEmpty returns an EmptyWatch of the cgroup, which the caller closes.
@@ -73,44 +76,40 @@ func (e *EmptyWatch) watch() {
 		return
 	}
 	e.tried = true
-	w, err := newWatcher()
+	changed := make(chan struct{}, 1)
+	w, err := addWatch(filepath.Join(e.path, "cgroup.events"), unix.IN_MODIFY, func(watch.Event) {
+		select { // the watch's reader never waits
+		case changed <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		return
 	}
-	if w.Add(filepath.Join(e.path, "cgroup.events")) != nil {
-		w.Close()
-		return
-	}
-	e.w, e.events, e.errs, e.every = w, w.Events, w.Errors, emptyRecheck
+	e.w, e.changed, e.every = w, changed, emptyRecheck
 }
 
-// sleep waits for a notification or for d. A watch whose reader ended
-// (its channels closed) is given up for reading the file every emptyPoll.
+// sleep waits for a notification or for d. A watch that ended (the
+// cgroup went) is told too: the next read of the file says so.
 func (e *EmptyWatch) sleep(d time.Duration) {
 	if e.timer == nil {
 		e.timer = time.NewTimer(d)
 	} else {
 		e.timer.Reset(d) // Go 1.23 timers: Reset drops a stale tick
 	}
-	ok := true
 	select {
-	case _, ok = <-e.events: // a nil channel (no watch) never delivers
-	case _, ok = <-e.errs:
+	case <-e.changed: // a nil channel (no watch) never delivers
 	case <-e.timer.C:
-	}
-	if !ok {
-		e.events, e.errs, e.every = nil, nil, emptyPoll
 	}
 }
 
-// Close ends the watch, if one was made, and waits for fsnotify's reader
-// goroutine. The EmptyWatch is not used after.
+// Close ends the watch, if one was made. The EmptyWatch is not used after.
 func (e *EmptyWatch) Close() {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
 	if e.w != nil {
-		e.w.Close()
+		e.w.Remove()
 		e.w = nil
 	}
 }

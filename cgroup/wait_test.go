@@ -8,27 +8,42 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/internal/procfs"
-	"github.com/fsnotify/fsnotify"
+	"github.com/fifobridge/fifobridge/internal/watch"
 	"github.com/stretchr/testify/require"
 )
 
-// inotifyFDs counts this process's inotify descriptors.
-func inotifyFDs(t *testing.T) int {
+// inotifyWatches counts the watches of this process's inotify
+// descriptors (their fdinfo lists one "inotify wd:" line each), and the
+// descriptors.
+func inotifyWatches(t *testing.T) (watches, fds int) {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
-	n := 0
 	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
-			n++
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err != nil || l != "anon_inode:inotify" {
+			continue
 		}
+		fds++
+		info, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
+		require.NoError(t, err)
+		watches += strings.Count(string(info), "inotify wd:")
 	}
-	return n
+	return watches, fds
+}
+
+// requireWatches fails the test unless this process has want inotify
+// watches, all of the one instance (package watch).
+func requireWatches(t *testing.T, want int, msg string) {
+	t.Helper()
+	watches, fds := inotifyWatches(t)
+	require.Equal(t, 1, fds, "inotify descriptors: want the agent's one instance")
+	require.Equal(t, want, watches, msg)
 }
 
 // populatedGroup makes a cgroup with a sleep in it; kill ends the sleep
@@ -53,23 +68,23 @@ func populatedGroup(t *testing.T, m *Manager) (c *Group, kill func()) {
 }
 
 // TestEmptyWatch: the waits of one EmptyWatch share one watch of
-// cgroup.events, made by the first wait that finds the cgroup populated
-// and kept until Close; the emptying wakes a wait; Close leaves no
-// descriptor or goroutine.
+// cgroup.events in the agent's one inotify instance, made by the first
+// wait that finds the cgroup populated and kept until Close; the emptying
+// wakes a wait; Close leaves no watch, descriptor or goroutine.
 func TestEmptyWatch(t *testing.T) {
 	leakcheck.Check(t, procfs.Reserve) // cgroupfs is read through the reserve
 	m, _ := openTest(t)
 	c, kill := populatedGroup(t, m)
 	w := c.WatchEmpty()
-	require.Zero(t, inotifyFDs(t), "a watch made before any wait")
+	requireWatches(t, 0, "a watch made before any wait")
 	for range 3 {
 		require.False(t, w.Wait(time.Now().Add(20*time.Millisecond)), "empty while its process runs")
-		require.Equal(t, 1, inotifyFDs(t), "inotify descriptors after a wait: want the one watch, kept")
+		requireWatches(t, 1, "watches after a wait: want the one watch, kept")
 	}
 	kill()
 	require.True(t, w.Wait(time.Now().Add(time.Minute)), "not empty after its process ended")
 	w.Close()
-	require.Zero(t, inotifyFDs(t), "inotify descriptors after Close")
+	requireWatches(t, 0, "watches after Close")
 	c.Remove()
 }
 
@@ -82,17 +97,19 @@ func TestEmptyWatchEmpty(t *testing.T) {
 	w := c.WatchEmpty()
 	defer w.Close()
 	require.True(t, w.Wait(time.Now()), "an empty cgroup not empty")
-	require.Zero(t, inotifyFDs(t), "a watch made for an empty cgroup")
+	requireWatches(t, 0, "a watch made for an empty cgroup")
 	c.Remove()
 }
 
-// TestEmptyWatchNoWatcher: when no watcher can be made (no inotify
-// instance or descriptor left), the waits read cgroup.events instead, and
+// TestEmptyWatchNoWatcher: when no watch can be made (no inotify
+// instance or watch to be had), the waits read cgroup.events instead, and
 // still see the cgroup empty.
 func TestEmptyWatchNoWatcher(t *testing.T) {
 	leakcheck.Check(t, procfs.Reserve) // cgroupfs is read through the reserve
-	newWatcher = func() (*fsnotify.Watcher, error) { return nil, errors.New("too many open files") }
-	defer func() { newWatcher = fsnotify.NewWatcher }()
+	addWatch = func(string, uint32, func(watch.Event)) (*watch.Watch, error) {
+		return nil, errors.New("too many open files")
+	}
+	defer func() { addWatch = watch.Add }()
 	m, _ := openTest(t)
 	c, kill := populatedGroup(t, m)
 	w := c.WatchEmpty()
@@ -100,6 +117,6 @@ func TestEmptyWatchNoWatcher(t *testing.T) {
 	require.False(t, w.Wait(time.Now().Add(20*time.Millisecond)), "empty while its process runs")
 	kill()
 	require.True(t, w.Wait(time.Now().Add(time.Minute)), "not empty after its process ended")
-	require.Zero(t, inotifyFDs(t), "inotify descriptors without a watcher")
+	requireWatches(t, 0, "watches without a watcher")
 	c.Remove()
 }

@@ -46,6 +46,8 @@
 //     pid and its group's id only until the child is reaped (the reaper
 //     holds the lock those signals take across wait4), anything else
 //     through a pidfd checked against the start time a /proc scan saw.
+//     A running child holds no descriptor of the agent's: its pid,
+//     unreaped, names it.
 //   - An orphan reparented to the agent whose owner cannot be told (see
 //     tree_linux.go; with cgroups, one in no child's cgroup) is never
 //     stopped while another child that could own it runs and is not being

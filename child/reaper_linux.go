@@ -164,8 +164,8 @@ func (r *Reaper) nextChange() <-chan struct{} {
 // unreaped knows its pid (and so its group's id) still names it. mu is not
 // held across a fork: while one is under way, an exited pid that is not
 // registered may be the new child's, so reap leaves it a zombie (it looks
-// with WNOWAIT first) until fork has registered its child, pidfd and all,
-// and reaps again.
+// with WNOWAIT first) until fork has registered its child and its start
+// time, and reaps again.
 func (r *Reaper) reap() {
 	for {
 		var ws unix.WaitStatus
@@ -191,7 +191,6 @@ func (r *Reaper) reap() {
 			if p = r.running[pid]; p != nil {
 				delete(r.running, pid)
 				p.reaped = true
-				p.closePidfd()
 				if p.stops == 0 {
 					delete(r.live, p)
 				}

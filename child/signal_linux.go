@@ -17,16 +17,6 @@ import (
 // whole: the members a /proc scan finds are signalled one by one through
 // pidfds, each checked to still be the process the scan saw.
 
-// openPidfd returns a pidfd for pid, or -1 where the kernel has none
-// (before 5.3) or a seccomp filter refuses it.
-func openPidfd(pid int) int {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return -1
-	}
-	return fd
-}
-
 // Signal sends sig to the child's process group, or to the child alone when
 // it left its group. Once the child has been reaped it returns
 // os.ErrProcessDone and signals nothing: its pid and its group's id may
@@ -39,26 +29,12 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	}
 	err := syscall.Kill(-p.Pid, sig)
 	if err == syscall.ESRCH {
-		err = p.signalSelf(sig)
+		// Its pid, unreaped, still names it: no pidfd is needed, and
+		// none is held while it runs (a descriptor per child, which an
+		// idle session would pay).
+		err = syscall.Kill(p.Pid, sig)
 	}
 	return err
-}
-
-// signalSelf sends sig to the child alone, through its pidfd where there is
-// one. Call it with r.mu held.
-func (p *Process) signalSelf(sig syscall.Signal) error {
-	if p.pidfd >= 0 {
-		return unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
-	}
-	return syscall.Kill(p.Pid, sig)
-}
-
-// closePidfd releases the child's pidfd. Call it with r.mu held.
-func (p *Process) closePidfd() {
-	if p.pidfd >= 0 {
-		unix.Close(p.pidfd)
-		p.pidfd = -1
-	}
 }
 
 // signalGroup sends sig to p's process group and reports whether it did: it

@@ -61,7 +61,6 @@ type Process struct {
 
 	r          *Reaper
 	startTicks uint64           // start time in /proc, to tell its orphans from older processes
-	pidfd      int              // -1 without one; guarded by r.mu, closed when reaped
 	reaped     bool             // guarded by r.mu
 	askedSig   syscall.Signal   // the stop signal its tree was asked with, or 0; guarded by r.mu
 	asked      map[procKey]bool // the processes asked with askedSig; guarded by r.mu
@@ -239,7 +238,7 @@ var beforeFork func()
 
 // forkUnlocked forks and execs req and makes its Process, which fork
 // registers. The reaper leaves every unregistered pid unreaped meanwhile,
-// so the pidfd and the start time are the child's.
+// so the start time is the child's.
 func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 	if req.term != nil {
 		req.attr.Sys.Foreground = false // a retry asks the terminal again
@@ -261,7 +260,7 @@ func (r *Reaper) forkUnlocked(req spawnRequest) spawnResult {
 		}
 		return spawnResult{err: err}
 	}
-	p := &Process{Pid: pid, Started: time.Now(), r: r, pidfd: openPidfd(pid), cg: req.cg, done: make(chan struct{})}
+	p := &Process{Pid: pid, Started: time.Now(), r: r, cg: req.cg, done: make(chan struct{})}
 	if req.attr.Sys.Foreground {
 		p.term = req.term
 	}

@@ -44,8 +44,9 @@ func TestStopNamesSurvivors(t *testing.T) {
 	checkGone(t, m)
 }
 
-// TestPidfdsClosed checks a child's pidfd is closed once it is reaped, and
-// that Stop's per-process pidfds are closed too.
+// TestPidfdsClosed checks that a running child holds no descriptor of the
+// agent's (no pidfd: its unreaped pid names it), and that Stop's
+// per-process pidfds are closed.
 func TestPidfdsClosed(t *testing.T) {
 	m := mark(t)
 	var specs []Spec
@@ -60,6 +61,7 @@ func TestPidfdsClosed(t *testing.T) {
 		procs = append(procs, p)
 	}
 	require.Eventually(t, func() bool { return len(marked(m)) == 4*len(procs) }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, before, procfs.Descriptors(), "descriptors held for running children")
 	for _, p := range procs {
 		testReaper.Stop(p, syscall.SIGTERM, 0)
 	}

@@ -349,3 +349,42 @@ func TestReplacedTwice(t *testing.T) {
 		require.Equal(t, "AB", string(got))
 	})
 }
+
+// TestSourceWaitReadable: WaitReadable returns once bytes are there,
+// those of a replaced FIFO too, without taking them; a Read after it
+// returns them; with none it waits until Close, and then says ErrClosed.
+func TestSourceWaitReadable(t *testing.T) {
+	p := newFIFO(t)
+	checkLeaks(t)
+	src, err := OpenSource(p)
+	require.NoError(t, err)
+	waited := make(chan error, 1)
+	go func() { waited <- src.WaitReadable() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("WaitReadable returned %v with no bytes; want it to wait", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	writeTo(t, p, "A")
+	require.NoError(t, <-waited)
+	tmp := p + ".new"
+	_, err = Make(tmp, 0o600)
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(tmp, p))
+	_, _, err = src.Reopen(false, 0, nil)
+	require.NoError(t, err)
+	require.NoError(t, src.WaitReadable(), "the byte of the replaced FIFO")
+	got := make([]byte, 2)
+	n, err := src.Read(got)
+	require.NoError(t, err)
+	require.Equal(t, "A", string(got[:n]))
+
+	go func() { waited <- src.WaitReadable() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("WaitReadable returned %v with no bytes; want it to wait", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.NoError(t, src.Close())
+	require.ErrorIs(t, <-waited, ErrClosed)
+}

@@ -78,6 +78,43 @@ func (s *Source) Read(p []byte) (int, error) {
 	}
 }
 
+// WaitReadable waits until Read has bytes to return, without reading
+// them: a reader that waits so holds no buffer meanwhile (an idle
+// session's terminal feed). It waits as Read does (for a pending Source's
+// first FIFO, in the runtime's poller), and returns ErrClosed once Close
+// was called; a Read after it that finds nothing waits as any Read.
+func (s *Source) WaitReadable() error {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	for {
+		f, err := s.current()
+		if err != nil {
+			return err
+		}
+		if f == nil { // pending: no FIFO yet
+			<-s.arrived
+			continue
+		}
+		if old := s.oldest(); old != nil {
+			if buffered(old) > 0 {
+				return nil
+			}
+			s.retire(old)
+			continue
+		}
+		err = pipeio.WaitReadable(f)
+		if err != nil && os.IsTimeout(err) {
+			continue // Reopen woke us
+		}
+		if err != nil {
+			if _, cerr := s.current(); cerr != nil {
+				return cerr
+			}
+		}
+		return err
+	}
+}
+
 // Close closes the Source and wakes a blocked Read, which returns ErrClosed.
 func (s *Source) Close() error { return s.closeAll() }
 

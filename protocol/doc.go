@@ -17,7 +17,8 @@
 //   - ParseRequest never returns an id longer than MaxIDLen or a reply name
 //     that ValidReplyName refuses, even with an error.
 //   - LineReader never holds more than its limit of one line, however long
-//     the line or however the writer split it.
+//     the line or however the writer split it; over a Waiter (a FIFO the
+//     agent reads) it holds no buffer at all while it waits for bytes.
 //   - No sealed line that holds bytes of two writers is taken (seal.go):
 //     a line that begins with a seal must match it (its size and the
 //     SHA-256 of its bytes, which WireLine writes for every line over

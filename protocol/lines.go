@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // TooLongError reports a request line longer than the limit. The line has
@@ -23,24 +24,54 @@ func (e *TooLongError) Error() string {
 // id of MaxIDLen and a reply name, escaped.
 const headLen = 4096
 
+// readSize is how much a LineReader reads at once.
+const readSize = 64 << 10
+
+// keptLine is the longest line whose room a LineReader keeps for the next
+// one: after a longer line it lets the room go.
+const keptLine = 4 << 10
+
+// Waiter is a reader that can wait until it has bytes without reading
+// them (the agent's input FIFOs, fifo.Source).
+type Waiter interface {
+	WaitReadable() error
+}
+
+// readers pools the buffered readers of LineReaders over Waiters: one is
+// held only from the moment bytes are there to read until all are read.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readSize) }}
+
 // LineReader splits a stream into lines of at most a limit of bytes, however
 // the writer split them. It never holds more than the limit of one line.
+// Over a Waiter it holds no buffer while it waits for the next bytes (an
+// idle session's ask FIFO), nor the room of a long line once it is read.
 type LineReader struct {
-	r    *bufio.Reader
+	src  io.Reader     // nil when r was given (tests)
+	r    *bufio.Reader // nil while it waits over a Waiter
 	max  int
 	line []byte
 }
 
 // NewLineReader reads lines of at most max bytes from r.
 func NewLineReader(r io.Reader, max int) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	l := &LineReader{src: r, max: max}
+	if _, ok := r.(Waiter); !ok {
+		l.r = bufio.NewReaderSize(r, readSize)
+	}
+	return l
 }
 
 // Next returns the next line without its newline. The slice is valid until
 // the next call. A line over the limit is skipped whole and reported as a
 // *TooLongError; other errors come from the underlying reader.
 func (l *LineReader) Next() ([]byte, error) {
+	if cap(l.line) > keptLine {
+		l.line = nil
+	}
 	l.line = l.line[:0]
+	if err := l.fill(); err != nil {
+		return nil, err
+	}
 	var head []byte // set once the line is known to be too long
 	for {
 		chunk, err := l.r.ReadSlice('\n')
@@ -63,6 +94,27 @@ func (l *LineReader) Next() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// fill makes sure that the reader has its buffered reader. Over a Waiter,
+// one that holds no bytes goes back to the pool first, and the next is
+// taken once bytes are there to read.
+func (l *LineReader) fill() error {
+	w, ok := l.src.(Waiter)
+	if !ok || (l.r != nil && l.r.Buffered() > 0) {
+		return nil
+	}
+	if l.r != nil {
+		l.r.Reset(nil)
+		readers.Put(l.r)
+		l.r = nil
+	}
+	if err := w.WaitReadable(); err != nil {
+		return err
+	}
+	l.r = readers.Get().(*bufio.Reader)
+	l.r.Reset(l.src)
+	return nil
 }
 
 // Each calls take with every line until the underlying reader fails (its
@@ -94,7 +146,10 @@ func (l *LineReader) over(chunk []byte) bool {
 // Rest returns what the reader holds beyond the lines it returned: a line
 // cut short, and bytes read ahead.
 func (l *LineReader) Rest() []byte {
-	buffered, _ := l.r.Peek(l.r.Buffered())
+	var buffered []byte
+	if l.r != nil {
+		buffered, _ = l.r.Peek(l.r.Buffered())
+	}
 	return append(append([]byte(nil), l.line...), buffered...)
 }
 

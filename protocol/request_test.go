@@ -182,3 +182,43 @@ func TestLineReaderEach(t *testing.T) {
 	require.Equal(t, []string{"a", "too long", "b"}, got)
 	require.Equal(t, "cut", string(l.Rest()))
 }
+
+// waitingReader is a Waiter over r: each WaitReadable is counted, and
+// held tells whether the LineReader held a buffer while it waited.
+type waitingReader struct {
+	r     io.Reader
+	l     *LineReader
+	waits int
+	held  bool
+}
+
+func (w *waitingReader) Read(p []byte) (int, error) { return w.r.Read(p) }
+
+func (w *waitingReader) WaitReadable() error {
+	w.waits++
+	if w.l.r != nil {
+		w.held = true
+	}
+	return nil
+}
+
+// TestLineReaderWaiterHoldsNothing: over a Waiter, a LineReader gives its
+// buffer back before it waits for the next bytes, and lets the room of a
+// long line go once it was returned; the lines are what they are.
+func TestLineReaderWaiterHoldsNothing(t *testing.T) {
+	long := strings.Repeat("l", 3*keptLine)
+	w := &waitingReader{r: iotest.OneByteReader(strings.NewReader("a\nb\n" + long + "\nc\n"))}
+	l := NewLineReader(w, 1<<20)
+	w.l = l
+	var got []string
+	l.Each(func(line []byte, err error) {
+		require.NoError(t, err)
+		got = append(got, string(line))
+		if string(line) == "c" {
+			require.LessOrEqual(t, cap(l.line), keptLine, "room of the long line kept")
+		}
+	})
+	require.Equal(t, []string{"a", "b", long, "c"}, got)
+	require.False(t, w.held, "a buffer held while waiting for bytes")
+	require.GreaterOrEqual(t, w.waits, 4, "waits: one before each line read byte by byte")
+}

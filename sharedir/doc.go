@@ -32,6 +32,8 @@
 //     existing subdirectory MakeSub is given must belong to the caller.
 //   - EachName lists a directory a batch at a time, through a new
 //     descriptor of it, never holding all its entries in memory.
-//   - Watch watches a Dir through its descriptor, never a path; an event
-//     only says when to look again through the Dir.
+//   - Watch (an fsnotify watcher of the caller's), Notify and NotifyEntry
+//     (the agent's one inotify instance, package watch) watch a Dir, or
+//     the file one of its entries is, through a descriptor, never a path;
+//     an event only says when to look again through the Dir.
 package sharedir

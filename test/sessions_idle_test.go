@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// idleSessions and idleWindow are how many sessions TestSessionsIdleWakeNothing
+// idleSessions and wakeWindow are how many sessions TestSessionsIdleWakeNothing
 // keeps open and how long it counts the agent's wakeups.
 const (
 	idleSessions = 20
-	idleWindow   = 4 * time.Second
+	wakeWindow   = 4 * time.Second
 )
 
 // Issue 33: a session costs what a terminal window costs tmux, and while
@@ -36,11 +36,11 @@ func TestSessionsIdleWakeNothing(t *testing.T) {
 		t.Helper()
 		// Not synchronisation: the count leaves out a second and a half in
 		// which the agent may still finish what came before (a session's
-		// first run is watched for a second), then counts over idleWindow,
+		// first run is watched for a second), then counts over wakeWindow,
 		// the idle seconds the test is about.
 		time.Sleep(1500 * time.Millisecond)
 		before := wakeups(t, a.pid)
-		time.Sleep(idleWindow)
+		time.Sleep(wakeWindow)
 		return wakeups(t, a.pid) - before
 	}
 	none := idle()
@@ -48,11 +48,11 @@ func TestSessionsIdleWakeNothing(t *testing.T) {
 		a.mustOpen(fmt.Sprintf("s%d", i), map[string]any{"tty": i%2 == 1})
 	}
 	open := idle()
-	if limit := none + idleSessions*int(idleWindow/time.Second); open > limit {
+	if limit := none + idleSessions*int(wakeWindow/time.Second); open > limit {
 		t.Errorf("the agent woke %d times in %v with %d idle sessions open, %d times with none (at most %d)",
-			open, idleWindow, idleSessions, none, limit)
+			open, wakeWindow, idleSessions, none, limit)
 	}
-	t.Logf("wakeups in %v: %d with none open, %d with %d idle sessions", idleWindow, none, open, idleSessions)
+	t.Logf("wakeups in %v: %d with none open, %d with %d idle sessions", wakeWindow, none, open, idleSessions)
 	a.requireRunning()
 }
 

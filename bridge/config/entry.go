@@ -57,9 +57,6 @@ func (r *Run) Entry(open *protocol.ParsedControl, at Places) (*stream.Config, er
 	cfg := run.stream(at)
 	if open.Session != "" {
 		cfg.IdleTimeout, cfg.Terminal, cfg.FirstRun = r.SessionIdle, nil, SessionFirstRun
-		if cfg.Conversation != nil {
-			cfg.Conversation.Fixed = true
-		}
 	}
 	return cfg, nil
 }

@@ -25,7 +25,7 @@ func TestEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if own.IdleTimeout != time.Minute || own.Terminal == nil || own.FirstRun != 0 || own.Log != run.Log ||
-		own.Conversation == nil || own.Conversation.Create || own.Conversation.Fixed || own.Child.Program != "sh" {
+		own.Conversation == nil || own.Conversation.Create || own.Child.Program != "sh" {
 		t.Errorf("stream mode's child: %+v", own)
 	}
 
@@ -34,7 +34,7 @@ func TestEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.IdleTimeout != 2*time.Minute || s.Terminal != nil || s.FirstRun != SessionFirstRun || !s.Tty ||
-		s.Conversation == nil || !s.Conversation.Fixed {
+		s.Conversation == nil {
 		t.Errorf("a session's child: %+v", s)
 	}
 

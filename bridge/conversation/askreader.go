@@ -3,7 +3,6 @@
 package conversation
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -18,9 +17,8 @@ import (
 // askReader is the reader of DIR/ask: it reads ask lines, answers at once
 // those it refuses, and hands the others, with their reply FIFO open, to
 // the queue (enqueue). With the reader goes DIR/ask's follower (a
-// replaced one is served, a missing one made again, as DIR/in is),
-// unless Config.Fixed. Its fields are set by start,
-// before its goroutines run, and read by stop after; nextID is the
+// replaced one is served, a missing one made again, as DIR/in is).
+// Its fields are set by start, before its goroutines run, and read by stop after; nextID is the
 // reader goroutine's alone. It takes no lock of its own: the kept reply
 // FIFO and the queue take theirs.
 type askReader struct {
@@ -31,13 +29,14 @@ type askReader struct {
 	enqueue func(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error)
 	wg      *sync.WaitGroup // the conversation's: Wait waits for the reader's goroutines
 
-	src        *fifo.Source // DIR/ask, or nil
-	stopFollow context.CancelFunc
-	nextID     uint64 // ids given to asks that came without one
+	src      *fifo.Source     // DIR/ask, or nil
+	follower *follow.Follower // DIR/ask's, or nil
+	nextID   uint64           // ids given to asks that came without one
 }
 
-// start opens DIR/ask and starts its reader and, unless Config.Fixed,
-// its follower; stop ends them. A DIR/ask that cannot be served now (removed
+// start opens DIR/ask and starts its reader and its follower (DIR/ask's
+// events, no timer while it is there); stop ends them. The table sweeps
+// DIR/replies for every entry. A DIR/ask that cannot be served now (removed
 // since the agent made it) is followed all the same, from the start: its
 // reader waits for the FIFO the follower finds or makes. Without DIR
 // nobody can ask, and that is logged.
@@ -49,23 +48,17 @@ func (r *askReader) start() {
 	}
 	src := r.open()
 	r.src = src
-	ctx, stop := context.WithCancel(context.Background())
-	r.stopFollow = stop
 	ends := []follow.End{{Dir: cfg.Dir, Name: AskName, Path: cfg.Dir.Join(AskName), FIFO: src, Mode: cfg.AskMode, Input: true, Role: follow.RoleAsk}}
-	o := follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke}
+	r.follower = follow.Start(ends, follow.Options{Create: cfg.Create, Log: cfg.Log, Created: cfg.Created, Roles: cfg.Roles, Changed: cfg.Poke})
 	r.wg.Add(1)
 	go func() { defer r.wg.Done(); r.read(src) }()
-	if !cfg.Fixed {
-		r.wg.Add(1)
-		go func() { defer r.wg.Done(); follow.Ends(ctx, ends, o) }()
-	}
 }
 
-// stop stops the follower and the sweep, and closes DIR/ask, which ends
+// stop stops the follower and closes DIR/ask, which ends
 // the reader.
 func (r *askReader) stop() {
-	if r.stopFollow != nil {
-		r.stopFollow()
+	if r.follower != nil {
+		r.follower.Stop()
 	}
 	if r.src != nil {
 		r.src.Close()

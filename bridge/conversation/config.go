@@ -50,10 +50,6 @@ type Config struct {
 	// again when it goes missing, as -in is.
 	Create  bool
 	AskMode os.FileMode
-	// Fixed says DIR/ask is served as it is at Start and not followed: a
-	// session's, in a directory only the agent's user may change. An
-	// idle conversation then runs no timer.
-	Fixed bool
 
 	// Dir is DIR, where DIR/ask is; Replies is DIR/replies. Nil when
 	// missing: then nobody can ask.

@@ -26,9 +26,8 @@
 //   - DIR/ask is followed from Start (package follow), also when it
 //     cannot be opened then (removed since the agent made it): its
 //     reader waits for the FIFO the follower serves there, made again
-//     with Config.Create once missing for a second. With Config.Fixed
-//     (a session's) it is not followed, and an idle conversation runs
-//     no timer.
+//     with Config.Create once missing for a second. The follower waits
+//     on the directory's events, so an idle conversation runs no timer.
 //   - An ask gets only its own turn's answer. A turn that is interrupted
 //     (past its time limit, its asker gone or not reading) has its child
 //     interrupted, and the next turn starts only once the child is ready

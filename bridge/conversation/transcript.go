@@ -74,9 +74,14 @@ func (t *transcript) run() {
 			t.dropped.Add(uint64(len(chunk) - n + len(t.buf)))
 			t.buf, t.closed = nil, true
 		}
+		spare = chunk
+		if len(t.buf) == 0 {
+			// Nothing came meanwhile: hold no buffer while the child is
+			// quiet (an idle session); the next offer makes one.
+			t.buf, spare = nil, nil
+		}
 		t.cond.Broadcast()
 		t.mu.Unlock()
-		spare = chunk
 	}
 }
 

@@ -119,16 +119,19 @@ func reading(talk talk, r *childReader) {
 	talk.Reading(r)
 }
 
-// readTaking reads f into buf once it has bytes (waiting through spin,
-// f's spinner), and gives them to take, with taking held from the read
-// until take returns (see childReader). It reports take's answer, and the
-// read's error.
-func readTaking(f *os.File, spin *pipeio.ReadSpinner, taking *sync.Mutex, buf []byte, take func([]byte) bool) (bool, error) {
+// readTaking reads at most size bytes of f once it has bytes (waiting
+// through spin, f's spinner, with no buffer held), and gives them to
+// take, with taking held from the read until take returns (see
+// childReader). take must not keep its slice: the buffer goes back to its
+// pool (chunks.go). It reports take's answer, and the read's error.
+func readTaking(f *os.File, spin *pipeio.ReadSpinner, taking *sync.Mutex, size int, take func([]byte) bool) (bool, error) {
 	spin.WaitReadable() // its error, if any, is f.Read's too
 	taking.Lock()
 	defer taking.Unlock()
-	n, err := f.Read(buf)
-	if n > 0 && !take(buf[:n]) {
+	buf := takeChunk(size)
+	defer giveChunk(buf)
+	n, err := f.Read(*buf)
+	if n > 0 && !take((*buf)[:n]) {
 		return false, err
 	}
 	return true, err

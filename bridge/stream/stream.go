@@ -132,7 +132,7 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	if s.tty != nil {
-		s.serveTerminal(&wg, done)
+		s.serveTerminal(&wg)
 	} else {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.feed.run() }()
@@ -390,9 +390,8 @@ func (w *wiring) afterRead(retry *readRetry, err error) readNext {
 func (s *Engine) readOut(w *wiring, size int, take func([]byte) bool) {
 	retry := readRetry{log: s.cfg.Log, what: "reading the child's output"}
 	defer retry.end()
-	buf := make([]byte, size)
 	for {
-		ok, err := readTaking(w.stdout, w.spin, &w.taking, buf, take)
+		ok, err := readTaking(w.stdout, w.spin, &w.taking, size, take)
 		if !ok {
 			return
 		}

@@ -44,6 +44,8 @@ type terminal struct {
 	// running is told the pid of each child started, before its output
 	// is read (Engine.running).
 	running func(pid int)
+	// sizes watches DIR/winsize (serveTerminal), or is nil; close ends it.
+	sizes *winsizeWatch
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -161,7 +163,6 @@ func (t *terminal) attach(master, output *os.File, watch func(quit <-chan struct
 // fails is tried again, as readRetry says; should feed give up, input
 // waits in the FIFO from then on.
 func (t *terminal) feed() {
-	buf := make([]byte, ttyChunk)
 	retry := readRetry{log: t.cfg.Log, what: "reading the input"}
 	defer retry.end()
 	t.mu.Lock()
@@ -175,13 +176,17 @@ func (t *terminal) feed() {
 		}
 		m := t.master
 		if len(t.pending) == 0 {
+			t.pending = nil // hold no buffer while waiting for input
 			t.mu.Unlock()
-			n, err := t.src.Read(buf) // the terminal may change meanwhile: pending goes to the current one
+			chunk, n, err := t.readInput() // the terminal may change meanwhile: pending goes to the current one
 			t.mu.Lock()
 			if n > 0 {
 				t.idle.Touch()
+				t.pending = append(t.pending, (*chunk)[:n]...)
 			}
-			t.pending = append(t.pending, buf[:n]...)
+			if chunk != nil {
+				giveChunk(chunk)
+			}
 			if errors.Is(err, fifo.ErrClosed) {
 				return
 			}
@@ -221,17 +226,28 @@ func (t *terminal) feed() {
 	}
 }
 
+// readInput reads the next bytes of the input FIFO into a chunk of
+// ttyChunk (chunks.go), which the caller gives back: it waits for them
+// with no buffer held, so that an idle terminal holds none.
+func (t *terminal) readInput() (*[]byte, int, error) {
+	if err := t.src.WaitReadable(); err != nil {
+		return nil, 0, err
+	}
+	chunk := takeChunk(ttyChunk)
+	n, err := t.src.Read(*chunk)
+	return chunk, n, err
+}
+
 // copyOut moves the terminal's output to the output FIFO until the
 // terminal has no process left on it (EIO, after the last byte), or until
 // unwire asks it to finish; then it copies what the terminal still holds.
 // Other errors are tried again, as readRetry says.
 func (t *terminal) copyOut(w *ttyWiring) {
-	buf := make([]byte, ttyChunk)
 	retry := readRetry{log: t.cfg.Log, what: "reading the child's terminal"}
 	defer retry.end()
 	for {
 		var werr error
-		_, err := readTaking(w.output, w.spin, &w.taking, buf, func(p []byte) bool {
+		_, err := readTaking(w.output, w.spin, &w.taking, ttyChunk, func(p []byte) bool {
 			werr = t.pass(p)
 			return werr == nil
 		})
@@ -365,12 +381,16 @@ func (t *terminal) detachInput() {
 	}
 }
 
-// close ends feed; the caller also closes src, which wakes its read.
+// close ends feed and the watch of DIR/winsize; the caller also closes
+// src, which wakes feed's read.
 func (t *terminal) close() {
 	t.mu.Lock()
 	t.closed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	if t.sizes != nil {
+		t.sizes.Stop()
+	}
 }
 
 // held reports how many bytes read from the input FIFO no terminal took.
@@ -421,17 +441,17 @@ func (t *terminal) resize(size tty.Winsize) {
 	}
 }
 
-// serveTerminal starts the goroutines of -tty, which end once done is
-// closed and the terminal closed; wg waits for them.
-func (s *Engine) serveTerminal(wg *sync.WaitGroup, done <-chan struct{}) {
+// serveTerminal starts the feed of -tty, which ends once the terminal is
+// closed (wg waits for it), and the watch of DIR/winsize, which the
+// terminal's close ends.
+func (s *Engine) serveTerminal(wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.tty.feed() }()
 	if s.cfg.Dir == nil {
 		s.cfg.Log.Warn("no directory to watch for window sizes: " + winsizeName + " is not read")
 		return
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); s.tty.watchWinsize(s.cfg.Dir, done) }()
+	s.tty.sizes = s.tty.watchWinsize(s.cfg.Dir)
 }
 
 // heldByTerminal is the input no terminal took, with -tty.

@@ -17,6 +17,7 @@ import (
 	"github.com/fifobridge/fifobridge/child"
 	"github.com/fifobridge/fifobridge/internal/procinit"
 	"github.com/fifobridge/fifobridge/internal/tty"
+	"github.com/fifobridge/fifobridge/internal/watch"
 )
 
 // run is `fifobridge run [flags] -- PROGRAM [ARG...]`.
@@ -29,6 +30,13 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "fifobridge: %v\n", err)
 		return exitUsage
 	}
+	// The one inotify instance, first of all the agent's descriptors: a
+	// killed process's files are let go of from its last descriptor to
+	// its first, and closing an instance that has watches makes the
+	// kernel wait for a grace period, which would otherwise hold the
+	// cgroup locks after it that tell the next agent this one is dead.
+	// Without one, watches fall back to looking (package watch).
+	watch.Start()
 	cfg, err := runConfig(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fifobridge/fifobridge/internal/watch"
 )
 
 var warmPoller sync.Once
@@ -28,6 +30,9 @@ var warmPoller sync.Once
 // done here first, so that a count taken before a test's first pipe is
 // comparable with one taken after (go test's -test.testlogfile used to do
 // it by accident, so tests failed only when the binary was run directly).
+// So is the agent's one inotify instance (package watch), with its reader
+// goroutine, which a watch anywhere under test makes for the process's
+// life.
 func FDs(t testing.TB) int {
 	t.Helper()
 	warmPoller.Do(func() {
@@ -35,6 +40,7 @@ func FDs(t testing.TB) int {
 		require.NoError(t, err)
 		r.Close()
 		w.Close()
+		require.NoError(t, watch.Start())
 	})
 	ents, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)

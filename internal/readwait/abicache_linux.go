@@ -25,21 +25,21 @@ type abiEntry struct {
 // seen is then up to /proc/PID/syscall's own permission.
 func (p *Probe) abiOf(pid int) (*abi, error) {
 	nid, na, _ := nativeABI()
-	n, err := readlink(p.path.set(pid, 0, "exe", -1), p.text[:])
+	n, err := readlink(p.path.set(pid, 0, "exe", -1), p.scratch().text[:])
 	switch {
 	case isGone(err):
 		return nil, err
 	case err != nil:
 		return na, nil
 	}
-	h := fnv1a(p.text[:n])
+	h := fnv1a(p.scratch().text[:n])
 	c := &p.abis
 	for _, e := range c.e {
 		if e.pid == pid && e.exe == h {
 			return e.abi, e.err()
 		}
 	}
-	m, err := readFile(&p.path, p.text[:64], 0) // p.path is still /proc/PID/exe
+	m, err := readFile(&p.path, p.scratch().text[:64], 0) // p.path is still /proc/PID/exe
 	switch {
 	case isGone(err):
 		return nil, err
@@ -47,7 +47,7 @@ func (p *Probe) abiOf(pid int) (*abi, error) {
 		return na, nil
 	}
 	e := abiEntry{pid: pid, exe: h, abi: na}
-	if id, ok := parseELF(p.text[:m]); ok && id != nid {
+	if id, ok := parseELF(p.scratch().text[:m]); ok && id != nid {
 		e.abi = otherABI(id)
 	}
 	c.e[c.next] = e

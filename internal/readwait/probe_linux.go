@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
@@ -18,21 +19,47 @@ const (
 	maxFDs     = 16
 )
 
-// Probe tells whether the reader of one child's input is blocked reading
-// it. It is made once per input (a child's stdin pipe, a terminal) and
-// used by one goroutine at a time: its buffers are reused by every call.
-type Probe struct {
-	tty  bool      // the input is a terminal, else a pipe
-	link []byte    // what readlink gives for a descriptor of the input: "pipe:[123]", "/dev/pts/4"
-	ino  uint64    // the input's inode, and its device as the kernel
-	sdev uint64    // writes it (epoll's fdinfo): major<<20 | minor
-	abis abiCache  // the ABI of each process seen
-	path procPath  // the path of the file being read
+// scratch holds the buffers of one probe: taken from scratches for a
+// Blocked and given back after it, so that the Probe of an idle child (a
+// session at its prompt) holds none.
+type scratch struct {
 	text [512]byte // a syscall line, a wchan, a link, an ELF header
 	big  [4096]byte
 	dent [4096]byte // a thread directory's entries
 	stx  unix.Statx_t
 	pids [maxProcs]int
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// scratch returns the buffers of the probe under way, taken from the pool
+// at its first use.
+func (p *Probe) scratch() *scratch {
+	if p.buf == nil {
+		p.buf = scratches.Get().(*scratch)
+	}
+	return p.buf
+}
+
+// giveBack gives the probe's buffers back to the pool, once it is over.
+func (p *Probe) giveBack() {
+	if p.buf != nil {
+		scratches.Put(p.buf)
+		p.buf = nil
+	}
+}
+
+// Probe tells whether the reader of one child's input is blocked reading
+// it. It is made once per input (a child's stdin pipe, a terminal) and
+// used by one goroutine at a time.
+type Probe struct {
+	tty  bool     // the input is a terminal, else a pipe
+	link []byte   // what readlink gives for a descriptor of the input: "pipe:[123]", "/dev/pts/4"
+	ino  uint64   // the input's inode, and its device as the kernel
+	sdev uint64   // writes it (epoll's fdinfo): major<<20 | minor
+	abis abiCache // the ABI of each process seen
+	path procPath // the path of the file being read
+	buf  *scratch // the buffers of the probe under way, nil between probes
 
 	linkBuf [128]byte
 	cannot  error // the first "cannot see" of the probe under way
@@ -114,7 +141,8 @@ func (p *Probe) Blocked(pgid int) (bool, error) {
 		return false, nil
 	}
 	p.cannot = nil
-	queue := append(p.pids[:0], pgid)
+	defer p.giveBack()
+	queue := append(p.scratch().pids[:0], pgid)
 	for i := 0; i < len(queue); i++ {
 		switch p.process(queue[i]) {
 		case reads:
@@ -189,14 +217,14 @@ func (p *Probe) process(pid int) found {
 	defer unix.Close(fd)
 	seen := 1
 	for seen < maxThreads {
-		n, err := unix.Getdents(fd, p.dent[:])
+		n, err := unix.Getdents(fd, p.scratch().dent[:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || n <= 0 {
 			return readsNot
 		}
-		for b := p.dent[:n]; len(b) > 0 && seen < maxThreads; {
+		for b := p.scratch().dent[:n]; len(b) > 0 && seen < maxThreads; {
 			var tid int
 			tid, b = nextDirent(b)
 			if tid > 0 && tid != pid {
@@ -235,21 +263,21 @@ func (p *Probe) appendChildren(queue []int, pid, pgid int) []int {
 	}
 	defer unix.Close(fd)
 	for len(queue) < cap(queue) {
-		n, err := unix.Getdents(fd, p.dent[:])
+		n, err := unix.Getdents(fd, p.scratch().dent[:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || n <= 0 {
 			return queue
 		}
-		for b := p.dent[:n]; len(b) > 0 && len(queue) < cap(queue); {
+		for b := p.scratch().dent[:n]; len(b) > 0 && len(queue) < cap(queue); {
 			var tid int
 			tid, b = nextDirent(b)
 			if tid <= 0 {
 				continue
 			}
-			m, err := readFile(p.path.set(pid, tid, "children", -1), p.big[:], -1)
-			for c := p.big[:m]; err == nil && len(c) > 0 && len(queue) < cap(queue); {
+			m, err := readFile(p.path.set(pid, tid, "children", -1), p.scratch().big[:], -1)
+			for c := p.scratch().big[:m]; err == nil && len(c) > 0 && len(queue) < cap(queue); {
 				var f []byte
 				f, c = field(c)
 				if child, ok := parseDec(f); ok && p.group(child) == pgid {

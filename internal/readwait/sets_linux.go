@@ -14,7 +14,7 @@ import (
 // names its inode ("pipe:[123]"), a terminal's the path of its devpts
 // mount as this agent sees it, the one the child's descriptor came from.
 func (p *Probe) isInput(pid, fd int) bool {
-	buf := p.text[:len(p.link)+1] // a longer link reads as len(link)+1 bytes
+	buf := p.scratch().text[:len(p.link)+1] // a longer link reads as len(link)+1 bytes
 	n, err := readlink(p.path.set(pid, 0, "fd", fd), buf)
 	if isDenied(err) {
 		p.see(err)
@@ -67,7 +67,7 @@ func (p *Probe) pollReads(a *abi, pid int, addr, n uint64) bool {
 	if addr == 0 || n == 0 {
 		return false
 	}
-	n = min(n, uint64(len(p.big)/entry))
+	n = min(n, uint64(len(p.scratch().big)/entry))
 	fds, ok := p.memory(pid, addr, int(n)*entry)
 	if !ok {
 		return false
@@ -90,16 +90,16 @@ func (p *Probe) pollReads(a *abi, pid int, addr, n uint64) bool {
 // (golang.org/x/sys has it for some only).
 const pollRdNorm = 0x40
 
-// memory reads size bytes at addr of pid's memory into p.big.
+// memory reads size bytes at addr of pid's memory into p.scratch().big.
 func (p *Probe) memory(pid int, addr uint64, size int) ([]byte, bool) {
-	if addr > 1<<63-1 || size > len(p.big) {
+	if addr > 1<<63-1 || size > len(p.scratch().big) {
 		return nil, false
 	}
-	n, err := readFile(p.path.set(pid, 0, "mem", -1), p.big[:size], int64(addr))
+	n, err := readFile(p.path.set(pid, 0, "mem", -1), p.scratch().big[:size], int64(addr))
 	if err != nil && !isGone(err) {
 		p.see(err)
 	}
-	return p.big[:n], err == nil && n == size
+	return p.scratch().big[:n], err == nil && n == size
 }
 
 // epollReads reports whether epoll descriptor epfd of pid holds the
@@ -108,14 +108,14 @@ func (p *Probe) memory(pid int, addr uint64, size int) ([]byte, bool) {
 //
 //	tfd:        0 events:       19 data:                0  pos:0 ino:3 sdev:19
 func (p *Probe) epollReads(pid, epfd int) bool {
-	n, err := readFile(p.path.set(pid, 0, "fdinfo", epfd), p.big[:], -1)
+	n, err := readFile(p.path.set(pid, 0, "fdinfo", epfd), p.scratch().big[:], -1)
 	if err != nil {
 		if isDenied(err) {
 			p.see(err)
 		}
 		return false
 	}
-	for b := p.big[:n]; len(b) > 0; {
+	for b := p.scratch().big[:n]; len(b) > 0; {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte{'\n'})
 		if !bytes.HasPrefix(line, []byte("tfd:")) {

@@ -14,11 +14,11 @@ const (
 
 // statField is field i (see statPgrp) of pid's /proc/PID/stat, or -1.
 func (p *Probe) statField(pid, i int) int {
-	n, err := readFile(p.path.set(pid, 0, "stat", -1), p.text[:], -1)
+	n, err := readFile(p.path.set(pid, 0, "stat", -1), p.scratch().text[:], -1)
 	if err != nil {
 		return -1
 	}
-	b := p.text[:n]
+	b := p.scratch().text[:n]
 	end := bytes.LastIndexByte(b, ')') // the command name may hold anything
 	if end < 0 {
 		return -1
@@ -43,7 +43,7 @@ func (p *Probe) group(pid int) int { return p.statField(pid, statPgrp) }
 // as the rest of a probe. The text is the fallback (no statx before
 // Linux 4.11).
 func (p *Probe) threads(pid int) int {
-	if n, err := nlink(p.path.set(pid, 0, "task", -1), &p.stx); err == nil && n > 2 {
+	if n, err := nlink(p.path.set(pid, 0, "task", -1), &p.scratch().stx); err == nil && n > 2 {
 		return int(n) - 2
 	}
 	return p.statField(pid, statThreads)

@@ -18,7 +18,7 @@ func (p *Probe) thread(a *abi, pid, tid int) verdict {
 	if p.wchanOnly {
 		return p.byWchan(pid, tid)
 	}
-	n, err := readFile(p.path.set(pid, tid, "syscall", -1), p.text[:], -1)
+	n, err := readFile(p.path.set(pid, tid, "syscall", -1), p.scratch().text[:], -1)
 	switch {
 	case isGone(err):
 		return exited
@@ -28,7 +28,7 @@ func (p *Probe) thread(a *abi, pid, tid int) verdict {
 		p.see(err)
 		return waitsOther
 	}
-	nr, args, ok := parseSyscall(p.text[:n])
+	nr, args, ok := parseSyscall(p.scratch().text[:n])
 	if !ok { // "running", or "-1 SP PC": not in a system call
 		return waitsOther
 	}

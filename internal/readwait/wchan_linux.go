@@ -45,8 +45,8 @@ func (p *Probe) byWchan(pid, tid int) verdict {
 
 // wchan reads the wchan of thread tid of pid, less a compiler suffix.
 func (p *Probe) wchan(pid, tid int) ([]byte, error) {
-	n, err := readFile(p.path.set(pid, tid, "wchan", -1), p.text[:], -1)
-	name := p.text[:n]
+	n, err := readFile(p.path.set(pid, tid, "wchan", -1), p.scratch().text[:], -1)
+	name := p.scratch().text[:n]
 	if i := bytes.IndexByte(name, '.'); i >= 0 {
 		name = name[:i]
 	}
@@ -56,7 +56,7 @@ func (p *Probe) wchan(pid, tid int) ([]byte, error) {
 // denied returns the error of reading pid's descriptor 0 when it says
 // this agent may not (ptrace's read mode, as for wchan), else nil.
 func (p *Probe) denied(pid int) error {
-	_, err := readlink(p.path.set(pid, 0, "fd", 0), p.text[:])
+	_, err := readlink(p.path.set(pid, 0, "fd", 0), p.scratch().text[:])
 	if isDenied(err) {
 		return err
 	}
