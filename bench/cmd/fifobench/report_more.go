@@ -63,15 +63,25 @@ func (r *results) beforeAfterTable(b *strings.Builder) {
 // sessionTable is the sessions part: each contender's p50 and p99 of a
 // whole cycle, with its p50 over the floor's and over docker exec's.
 func (r *results) sessionTable(b *strings.Builder) {
-	names := r.whos(sessP50Metric)
+	r.cycleOf(b, "A shell on a terminal: open, first prompt, `echo x` and its answer, close",
+		sessP50Metric, sessP99Metric, [2]versus{{"the floor", sessFloor}, {"docker exec -it", sessExec}})
+}
+
+// versus names a contender a p50 is divided by, and its label.
+type versus struct{ label, who string }
+
+// cycleOf writes a table of whole cycles, titled what: each contender's
+// p50 and p99 metrics, and its p50 over each of vs's.
+func (r *results) cycleOf(b *strings.Builder, what, p50, p99 string, vs [2]versus) {
+	names := r.whos(p50)
 	if len(names) == 0 {
 		return
 	}
-	b.WriteString("A shell on a terminal: open, first prompt, `echo x` and its answer, close (ms; medians over the rounds of each round's p50 and p99)\n\n")
-	b.WriteString("| contender | p50 | p99 | p50 vs the floor | p50 vs docker exec -it |\n|---|---|---|---|---|\n")
+	b.WriteString(what + " (ms; medians over the rounds of each round's p50 and p99)\n\n")
+	fmt.Fprintf(b, "| contender | p50 | p99 | p50 vs %s | p50 vs %s |\n|---|---|---|---|---|\n", vs[0].label, vs[1].label)
 	for _, n := range names {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", n, r.cell(sessP50Metric, n), r.cell(sessP99Metric, n),
-			r.ratioCell(sessP50Metric, n, sessFloor), r.ratioCell(sessP50Metric, n, sessExec))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", n, r.cell(p50, n), r.cell(p99, n),
+			r.ratioCell(p50, n, vs[0].who), r.ratioCell(p50, n, vs[1].who))
 	}
 	b.WriteString("\n")
 }

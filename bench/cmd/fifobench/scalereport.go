@@ -42,17 +42,8 @@ func (r *results) scaleTable(b *strings.Builder) {
 // cycleTable is the scale part's whole cycle: each contender's p50 and
 // p99, with its p50 over tmux's and over the floor's.
 func (r *results) cycleTable(b *strings.Builder) {
-	names := r.whos(cycP50Metric)
-	if len(names) == 0 {
-		return
-	}
-	b.WriteString("A bash session's whole cycle: open, first prompt, `echo hi` and its answer, close (ms; medians over the rounds of each round's p50 and p99)\n\n")
-	b.WriteString("| contender | p50 | p99 | p50 vs tmux | p50 vs the floor |\n|---|---|---|---|---|\n")
-	for _, n := range names {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", n, r.cell(cycP50Metric, n), r.cell(cycP99Metric, n),
-			r.ratioCell(cycP50Metric, n, cycTmux), r.ratioCell(cycP50Metric, n, cycFloor))
-	}
-	b.WriteString("\n")
+	r.cycleOf(b, "A bash session's whole cycle: open, first prompt, `echo hi` and its answer, close",
+		cycP50Metric, cycP99Metric, [2]versus{{"tmux", cycTmux}, {"the floor", cycFloor}})
 }
 
 // Issue 33's bounds on a session's cost, from the contract.
