@@ -42,8 +42,7 @@ type Places struct {
 // the run's settings, stopping the agent after -idle-timeout, with the
 // agent's controlling terminal. A session's is the run's as its line
 // overrides them (Session), closed after -session-idle, with no
-// controlling terminal, its first run judged (SessionFirstRun), and its
-// ask FIFO not followed (its directory is the agent's alone). r is never
+// controlling terminal, and its first run judged (SessionFirstRun). r is never
 // changed. The error is the one line of a refused
 // open (125).
 func (r *Run) Entry(open *protocol.ParsedControl, at Places) (*stream.Config, error) {

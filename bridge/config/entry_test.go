@@ -13,8 +13,8 @@ import (
 
 // Stream mode's child (the empty open line) and a session's come from
 // the one place: the run's settings, and a session's own where it
-// differs (-session-idle, no controlling terminal, its first run judged,
-// its ask FIFO not followed); a refused line makes none.
+// differs (-session-idle, no controlling terminal, its first run judged);
+// a refused line makes none.
 func TestEntry(t *testing.T) {
 	run := parse(t, "-mode", "sessions", "-prompt", `^\$ $`, "-idle-timeout", "1m", "-session-idle", "2m", "-create=false")
 	run.Terminal = &child.Terminal{}
