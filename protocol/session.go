@@ -18,6 +18,16 @@ const (
 	FrameClosed   = "closed"
 	FrameSessions = "sessions"
 	FrameSignaled = "signaled"
+	// FrameWatching accepts a watch; FrameOutput frames then carry the
+	// child's output ("data" or "data_b64"), FrameLost says how many bytes
+	// a watcher that did not keep up lost ("bytes"), and the watch ends
+	// with an exit frame (the child ended) or a closed frame (the session
+	// closed, code 0).
+	FrameWatching = "watching"
+	FrameOutput   = "output"
+	FrameLost     = "lost"
+	// FrameEOF says that the child's input was ended (op eof).
+	FrameEOF = "eof"
 )
 
 // Operations of a control line on DIR/in in sessions mode.
@@ -26,7 +36,19 @@ const (
 	OpClose  = "close"
 	OpList   = "list"
 	OpSignal = "signal"
+	// OpWatch follows the child's output from now on, on the line's own
+	// reply FIFO (Raw: as written, not cleaned of terminal escapes).
+	OpWatch = "watch"
+	// OpEOF ends the child's input once what was written to its input
+	// FIFO before the line was read has reached the child: on pipes the
+	// child reads end-of-file, on a terminal the EOF character is typed.
+	OpEOF = "eof"
 )
+
+// StreamControl is the name, in DIR, of stream mode's control FIFO: it
+// takes the control lines that act on the one child (signal, watch, eof)
+// with no session named. The status file names it ("control").
+const StreamControl = "control"
 
 // MaxSessionName is the longest session name, in bytes.
 const MaxSessionName = 64
@@ -43,6 +65,10 @@ type Control struct {
 	// Signal is the signal of "op":"signal", a name such as INT or
 	// SIGINT, or a number.
 	Signal string `json:"signal,omitempty"`
+	// All makes a close close every open session (Session is then empty).
+	All bool `json:"all,omitempty"`
+	// Raw makes a watch of a terminal get the output as written.
+	Raw bool `json:"raw,omitempty"`
 
 	// Reuse makes an open of a session that is open already a success
 	// that starts nothing.
@@ -54,6 +80,12 @@ type Control struct {
 	Args         []string `json:"args,omitempty"`
 	Env          []string `json:"env,omitempty"` // K=V each
 	Cwd          string   `json:"cwd,omitempty"`
+	// User runs the session as this user (a name or UID), one of the
+	// run's -allow-users.
+	User string `json:"user,omitempty"`
+	// Command is the session's own PROGRAM and its arguments (open NAME
+	// -- PROGRAM [ARG...]), which needs -allow-args; empty: the run's.
+	Command []string `json:"command,omitempty"`
 	// Timeout is how long an open waits for its child's first prompt
 	// (with a prompt), a Go duration; close's own wait is the client's.
 	Timeout string `json:"timeout,omitempty"`
@@ -107,14 +139,21 @@ func ParseControl(line []byte) (ParsedControl, error) {
 // timeout.
 func checkControl(c *ParsedControl) error {
 	switch c.Op {
-	case OpOpen, OpClose, OpSignal:
-		if !ValidSessionName(c.Session) {
+	case OpOpen, OpClose, OpSignal, OpWatch, OpEOF:
+		// A close of all names no session; signal, watch and eof name
+		// none on stream mode's control FIFO (the server tells which
+		// it needs).
+		none := (c.Op == OpClose && c.All) || (c.Op != OpOpen && c.Op != OpClose && c.Session == "")
+		if c.Op == OpClose && c.All && c.Session != "" {
+			return errors.New(`invalid close line: "all" names no "session"`)
+		}
+		if !none && !ValidSessionName(c.Session) {
 			return fmt.Errorf("invalid session name %q: want 1 to %d of A-Z a-z 0-9 . _ - that do not begin with a dot",
 				truncateName(c.Session), MaxSessionName)
 		}
 	case OpList:
 	default:
-		return fmt.Errorf(`invalid op %q: want "open", "close", "list" or "signal"`, truncateName(c.Op))
+		return fmt.Errorf(`invalid op %q: want "open", "close", "list", "signal", "watch" or "eof"`, truncateName(c.Op))
 	}
 	if c.Op == OpSignal && c.Signal == "" {
 		return errors.New(`invalid signal line: "signal" is required, e.g. "INT"`)
