@@ -81,6 +81,8 @@ func (t *Table) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		t.signalOp(ctl, reply)
 	case protocol.OpList:
 		t.listOp(ctl, reply)
+	case protocol.OpWatch:
+		t.watchOp(ctl, reply)
 	}
 }
 

@@ -41,6 +41,7 @@ type terminal struct {
 	// output FIFO: the conversation, which keeps that as a transcript.
 	talk  talk
 	first *firstRun // shown the first child's output while it is watched, or nil
+	watch *fanout   // the child's watchers, offered its output
 	// running is told the pid of each child started, before its output
 	// is read (Engine.running).
 	running func(pid int)
@@ -293,13 +294,15 @@ func (t *terminal) drain(w *ttyWiring) {
 	}
 }
 
-// pass offers p to the -tee copy, if any, and then delivers it: the log
-// gets every byte the terminal gave, the last ones drained at the end
-// too, also when the output FIFO is given up.
+// pass offers p to the -tee copy, if any, and to the watchers, and then
+// delivers it: the log and the watchers get every byte the terminal gave,
+// the last ones drained at the end too, also when the output FIFO is
+// given up.
 func (t *terminal) pass(p []byte) error {
 	if t.tee != nil {
 		t.tee.offer(p)
 	}
+	t.watch.offer(p)
 	t.first.output(p)
 	return t.deliver(p)
 }
