@@ -15,6 +15,7 @@ const usage = `usage:
   fifobridge ask    [flags] [TEXT...]             ask a conversation (run -prompt) one turn
   fifobridge open   [flags] NAME                  open a session (run -mode sessions)
   fifobridge close  [flags] NAME...               close sessions
+  fifobridge watch  [flags]                       follow a child's output (stream mode, a session)
   fifobridge ls     [flags]                       list the open sessions
   fifobridge health [flags]                       exit 0 when the agent is healthy
   fifobridge version
@@ -42,6 +43,8 @@ func dispatch(args []string) int {
 		return openSession(args[1:])
 	case "close":
 		return closeSessions(args[1:])
+	case "watch":
+		return watchOutput(args[1:])
 	case "ls":
 		return ls(args[1:])
 	case "health":
