@@ -140,6 +140,9 @@ type ChildStatus struct {
 	TTY *TTY `json:"tty,omitempty"`
 	// Turn is the conversation's state (-prompt); absent without one.
 	Turn *Turn `json:"turn,omitempty"`
+	// Watchers counts the watches that follow the child's output now
+	// (fifobridge watch); absent when none does.
+	Watchers int `json:"watchers,omitempty"`
 }
 
 // Turn is where a conversation (-prompt) stands: whether the child is

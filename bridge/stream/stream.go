@@ -65,7 +65,7 @@ type Engine struct {
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
 	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
-		watch: newFanout(cfg.StopTimeout, cfg.Log), ready: make(chan struct{})}
+		watch: newFanout(cfg.StopTimeout, cfg.Log, poke), ready: make(chan struct{})}
 	if cfg.Conversation != nil {
 		s.talk = s.converse()
 	}
@@ -532,6 +532,7 @@ func (s *Engine) Snapshot() status.Status {
 		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
 	}
 	st.Child.Turn, st.Transcript = s.talk.Snapshot()
+	st.Child.Watchers = s.watch.count()
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),

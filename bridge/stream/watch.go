@@ -47,6 +47,7 @@ const maxWatchers = 64
 type fanout struct {
 	rule *bound.Rule // how long writes to a watcher wait
 	log  *slog.Logger
+	poke func() // the status changed: it counts the watchers
 	wg   sync.WaitGroup
 	n    atomic.Int32 // len(set), looked at by the copy without the lock
 
@@ -55,8 +56,11 @@ type fanout struct {
 	closed bool // the engine stops: no watch is accepted any more
 }
 
-func newFanout(stopTimeout time.Duration, log *slog.Logger) *fanout {
-	return &fanout{rule: bound.NewRule(stopTimeout), log: log, set: map[*watcher]struct{}{}}
+func newFanout(stopTimeout time.Duration, log *slog.Logger, poke func()) *fanout {
+	if poke == nil {
+		poke = func() {}
+	}
+	return &fanout{rule: bound.NewRule(stopTimeout), log: log, poke: poke, set: map[*watcher]struct{}{}}
 }
 
 var (
@@ -84,11 +88,20 @@ func (f *fanout) add(id string, reply *fifo.Reply, clean bool, pid int) error {
 	f.n.Store(int32(len(f.set)))
 	w.serve()
 	f.log.Info("watch begun", "id", id, "watchers", len(f.set), "raw", !clean)
+	f.poke()
 	return nil
 }
 
 // any reports whether a watch goes on.
 func (f *fanout) any() bool { return f != nil && f.n.Load() > 0 }
+
+// count is how many watches go on, for the status file.
+func (f *fanout) count() int {
+	if f == nil {
+		return 0
+	}
+	return int(f.n.Load())
+}
 
 // offer gives p, output of the child, to every watcher, none of which
 // waits; p is not kept.
@@ -128,6 +141,9 @@ func (f *fanout) endAll(last func(*watcher) []byte) {
 	for w := range f.set {
 		w.end(last(w))
 	}
+	if len(f.set) > 0 {
+		defer f.poke()
+	}
 	clear(f.set)
 	f.n.Store(0)
 }
@@ -139,6 +155,7 @@ func (f *fanout) remove(w *watcher) {
 	if _, ok := f.set[w]; ok {
 		delete(f.set, w)
 		f.n.Store(int32(len(f.set)))
+		defer f.poke()
 	}
 }
 
