@@ -68,7 +68,9 @@ func (w *watcher) offer(p []byte) {
 		keep = max(old, min(len(w.buf), watchHeld-w.inFlight))
 	}
 	w.lost += int64(len(w.buf) - keep)
-	w.buf = w.buf[:keep]
+	if w.buf = w.buf[:keep]; keep == 0 {
+		w.buf = nil // nothing held: no buffer either
+	}
 	if len(w.buf) > old || w.lost > 0 {
 		w.more.Signal()
 	}
@@ -223,8 +225,9 @@ func (w *watcher) letGo(err error) {
 	log, rule := w.fan.log, w.fan.rule
 	switch {
 	case err == nil:
+		log.Info("watch ended", "id", w.id)
 	case errors.Is(err, errReaderGone) || w.gone.Load():
-		log.Debug("watch ended: its reader went away", "id", w.id)
+		log.Info("watch ended: its watcher went away", "id", w.id)
 	case bound.GivenUp(err) && rule.Stopping():
 		log.Warn("stopping: giving up on a watcher who does not read", "id", w.id)
 	case bound.GivenUp(err):
