@@ -457,3 +457,92 @@ func TestWatchReaders(t *testing.T) {
 	a.stop()
 	requireNoReplies(t, a.dir)
 }
+
+// agentWatchers is how many watches the status file counts for a stream
+// agent's child.
+func (a *agent) agentWatchers() int {
+	a.t.Helper()
+	b, err := os.ReadFile(a.status)
+	if err != nil {
+		return -1
+	}
+	var st struct {
+		Child struct {
+			Watchers int `json:"watchers"`
+		} `json:"child"`
+	}
+	if json.Unmarshal(b, &st) != nil {
+		return -1
+	}
+	return st.Child.Watchers
+}
+
+// Stream mode: watch follows the one child through DIR/control. On pipes
+// it gets the output as written and ends with the child's exit (its
+// status; the restarted child goes on); on a terminal it gets the output
+// cleaned as ask's answers are, or with -raw as written; the agent's stop
+// ends it with 0.
+func TestWatchStream(t *testing.T) {
+	t.Run("pipes", func(t *testing.T) {
+		checkLeaks(t, true)
+		ctl := filepath.Join(t.TempDir(), "ctl")
+		a := startAgent(t, agentConfig{helper: "paced", program: helperProgram(ctl)})
+		a.waitChild()
+		w := startHost(t, nil, "watch", "-dir", a.dir)
+		a.waitStatus("a watcher", func(status) bool { return a.agentWatchers() == 1 })
+		a.writeWire(a.in, []byte("echo hi\nexit 5\n"))
+		if code := w.wait(hangTimeout); code != 5 || string(w.got()) != "hi\n> " {
+			t.Fatalf("watch of a stream child that exited 5 exited %d with %q; stderr: %s", code, w.got(), w.stderr.String())
+		}
+		if got := string(openReader(t, a.out).readN(len("> hi\n> "))); got != "> hi\n> " {
+			t.Fatalf("out had %q", got)
+		}
+		a.waitStatus("the restarted child, unwatched", func(st status) bool {
+			return st.Child.Restarts == 1 && st.State == "running" && a.agentWatchers() == 0
+		})
+		w = startHost(t, nil, "watch", "-dir", a.dir)
+		a.waitStatus("a watcher", func(status) bool { return a.agentWatchers() == 1 })
+		a.stop()
+		if code := w.wait(hangTimeout); code != 0 {
+			t.Fatalf("a watch of a stream whose agent stopped exited %d; stderr: %s", code, w.stderr.String())
+		}
+		requireNoReplies(t, a.dir)
+	})
+	t.Run("terminal", func(t *testing.T) {
+		checkLeaks(t, true)
+		a := startAgent(t, agentConfig{flags: []string{"-tty"}, env: []string{"PS1=$ "}, program: []string{busybox, "sh", "-i"}})
+		a.waitChild()
+		clean := startHost(t, nil, "watch", "-dir", a.dir)
+		raw := startHost(t, nil, "watch", "-dir", a.dir, "-raw")
+		a.waitStatus("two watchers", func(status) bool { return a.agentWatchers() == 2 })
+		a.writeWire(a.in, []byte(`printf '\033[1mbold\033[0m\n'; echo done`+"\n"))
+		waitText(t, clean, "bold\ndone\n")
+		waitText(t, raw, "\x1b[1mbold\x1b[0m\r\ndone\r\n")
+		if got := string(clean.got()); strings.Contains(got, "\x1b") || strings.Contains(got, "\r\n") {
+			t.Fatalf("the clean watch printed %q", got)
+		}
+		a.stop()
+		for _, w := range []*hostProc{clean, raw} {
+			if code := w.wait(hangTimeout); code != 0 {
+				t.Fatalf("a watch of a stream whose agent stopped exited %d; stderr: %s", code, w.stderr.String())
+			}
+		}
+		requireNoReplies(t, a.dir)
+	})
+}
+
+// waitText waits until p printed text.
+func waitText(t *testing.T, p *hostProc, text string) {
+	t.Helper()
+	deadline := time.NewTimer(hangTimeout)
+	defer deadline.Stop()
+	for !strings.Contains(string(p.got()), text) {
+		select {
+		case <-p.more:
+		case <-p.done:
+			t.Fatalf("%q exited %d with %q, without %q", p.cmd.Args, p.code, p.got(), text)
+		case <-deadline.C:
+			t.Fatalf("%q printed %q within %v, without %q", p.cmd.Args, p.got(), hangTimeout, text)
+		}
+	}
+}
