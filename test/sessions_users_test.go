@@ -38,8 +38,9 @@ func sessionIdentity(t *testing.T, uid uint32) string {
 	return fmt.Sprintf("%d\n%s\n%s\n%s|%s\n", uid, gid, gid, home, name)
 }
 
-// Two sessions of two users from -allow-users: each shell runs as its
-// user, with its primary group alone and its own HOME and USER; neither
+// Two sessions of two users from -allow-users, one on a terminal and one
+// on pipes: each shell runs as its user, with its primary group alone and
+// its own HOME and USER (and the terminal is its user's); neither
 // can kill the other's shell (EPERM), read its environment or write the
 // agent's FIFOs; both stay open and answer. Closing them leaves the
 // agent's descriptors, children and cgroups as they were.
@@ -66,13 +67,19 @@ func TestSessionsUsersApart(t *testing.T) {
 	names := []string{"a", "b"}
 	pids := make([]int, 2)
 	for i, u := range sessionUsers {
-		a.host("open", "-user", u.name, names[i]).requireCode(t, "open -user "+u.name, 0, "")
+		tty := fmt.Sprintf("-tty=%v", i == 0) // a on a terminal, b on pipes
+		a.host("open", tty, "-user", u.name, names[i]).requireCode(t, "open -user "+u.name, 0, "")
 		var err error
 		if pids[i], err = strconv.Atoi(strings.TrimSpace(ask(names[i], "echo $$"))); err != nil {
 			t.Fatalf("session %s's shell pid: %v", names[i], err)
 		}
 		if got, want := ask(names[i], `id -u; id -g; id -G; echo "$HOME|$USER"`), sessionIdentity(t, u.uid); got != want {
 			t.Errorf("session %s of user %s: id and environment %q, want %q", names[i], u.name, got, want)
+		}
+		if i == 0 {
+			if got := ask(names[i], `stat -c %u "$(tty)"`); got != fmt.Sprintf("%d\n", u.uid) {
+				t.Errorf("session %s's terminal belongs to uid %q, want its user's %d", names[i], got, u.uid)
+			}
 		}
 		if ids := procIDs(t, pids[i]); ids != fmt.Sprintf("Uid:%d Gid:%s Groups:", u.uid, primaryGid(u.uid)) {
 			t.Errorf("session %s's shell: %s, want user %s with its primary group and no supplementary groups", names[i], ids, u.name)
