@@ -83,6 +83,8 @@ func (t *Table) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		t.closeOp(ctl, reply)
 	case protocol.OpSignal:
 		t.signalOp(ctl, reply)
+	case protocol.OpEOF:
+		t.eofOp(ctl, reply)
 	case protocol.OpList:
 		t.listOp(ctl, reply)
 	default:
