@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
@@ -152,14 +154,14 @@ func (a *agent) prepareWaitDir() error {
 	return nil
 }
 
-// makeDir opens DIR, making it when it is missing. Made for a child
-// running as another user (-user), it is 0750: the agent's own user and
-// group (the host side's) may enter it, the child's user may not, unless
-// it is in the agent's group, which the start-up warning then names.
-// Otherwise it is made 0755 less the umask.
+// makeDir opens DIR, making it when it is missing. Made for children
+// running as another user (-user, -allow-users), it is 0750: the agent's
+// own user and group (the host side's) may enter it, the children's
+// users may not, unless one is in the agent's group, which the start-up
+// warning then names. Otherwise it is made 0755 less the umask.
 func (a *agent) makeDir() (*sharedir.Dir, error) {
-	cred := a.cfg.Credential
-	if cred == nil || int(cred.Uid) == os.Geteuid() || cred.Uid == 0 {
+	other := func(c *syscall.Credential) bool { return int(c.Uid) != os.Geteuid() }
+	if !slices.ContainsFunc(a.cfg.ChildUsers(), other) {
 		return a.openDir(a.cfg.Dir, true)
 	}
 	abs, err := filepath.Abs(a.cfg.Dir)

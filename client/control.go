@@ -44,6 +44,12 @@ type OpenOptions struct {
 	Prompt, Continuation *string
 	Args, Env            []string // appended to PROGRAM's argv; K=V each
 	Cwd                  string
+	// User is the user the session runs as, a name or UID, one of the
+	// agent's -allow-users; "": the run's.
+	User string
+	// Command is the session's own PROGRAM and its arguments (the agent
+	// needs -allow-args); empty: the run's.
+	Command []string
 	// Limit is how long the agent waits for the child's first prompt
 	// (with a prompt); 0: the agent's default, 30 s.
 	Limit time.Duration
@@ -64,7 +70,8 @@ type Opened struct {
 // ErrAgentGone as for Send; ctx's error when it ended first.
 func (s Sessions) Open(ctx context.Context, name string, o OpenOptions) (Opened, error) {
 	c := protocol.Control{Op: protocol.OpOpen, Session: name, Reuse: o.Reuse, Tty: o.Tty, Size: o.Size,
-		Prompt: o.Prompt, Continuation: o.Continuation, Args: o.Args, Env: o.Env, Cwd: o.Cwd}
+		Prompt: o.Prompt, Continuation: o.Continuation, Args: o.Args, Env: o.Env, Cwd: o.Cwd,
+		User: o.User, Command: o.Command}
 	if o.Limit > 0 {
 		c.Timeout = o.Limit.String()
 	}
