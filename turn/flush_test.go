@@ -52,7 +52,7 @@ func TestQuestionHandedOn(t *testing.T) {
 			if tu.answer.String() != want || tu.ended {
 				t.Fatalf("answer %q (ended %v) while quiet", tu.answer.String(), tu.ended)
 			}
-			r.tr.Typed()
+			r.take(r.tr.Typed())
 			r.out(c.typed).after(time.Millisecond).out("[1|/tmp] $ ").settle()
 			if !tu.ended || tu.answer.String() != c.answer || tu.status != 1 {
 				t.Errorf("answer %q (ended %v, status %d), want %q with status 1", tu.answer.String(), tu.ended, tu.status, c.answer)
@@ -83,13 +83,39 @@ func TestQuestionSettle(t *testing.T) {
 	if _, ok := r.tr.Deadline(); ok {
 		t.Error("a deadline with nothing held")
 	}
-	r.tr.Typed()
+	r.take(r.tr.Typed())
 	r.out("'bob'\n>>> ")
 	if !r.tr.AtPrompt() || r.tr.Unfinished() {
 		t.Fatalf("at the prompt: AtPrompt %v, Unfinished %v", r.tr.AtPrompt(), r.tr.Unfinished())
 	}
 	r.take(r.tr.Settle(r.now))
 	if !tu.ended || tu.answer.String() != "Enter your name: 'bob'\n" {
+		t.Errorf("answer %q (ended %v)", tu.answer.String(), tu.ended)
+	}
+	r.finish()
+}
+
+// TestQuestionTyped: input typed while the question is still held (the
+// settle period not over) hands it on at once, before the typed input's
+// echo, and the turn goes on; typed input at a prompt-like line in a turn
+// hands that on too, and the child is busy until its prompt comes again.
+func TestQuestionTyped(t *testing.T) {
+	r := newClock(t, `^\$ $`, true)
+	r.out("$ ").settle()
+	tu := r.ask("cmd\n", 0)
+	r.out("cmd\r\nEnter name: ")
+	r.take(r.tr.Typed())
+	if tu.answer.String() != "Enter name: " || tu.ended {
+		t.Fatalf("answer %q (ended %v) when input was typed", tu.answer.String(), tu.ended)
+	}
+	r.out("bob\r\n$ ")
+	r.take(r.tr.Typed()) // typed again at once: "$ " is no prompt now
+	r.settle()
+	if tu.ended || tu.answer.String() != "Enter name: bob\n$ " {
+		t.Fatalf("answer %q (ended %v)", tu.answer.String(), tu.ended)
+	}
+	r.out("x\r\n$ ").settle()
+	if !tu.ended || tu.answer.String() != "Enter name: bob\n$ x\n" {
 		t.Errorf("answer %q (ended %v)", tu.answer.String(), tu.ended)
 	}
 	r.finish()

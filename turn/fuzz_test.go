@@ -133,7 +133,7 @@ func (h *fuzzHarness) do(op byte, arg time.Duration, payload []byte, split bool)
 		h.take(h.tr.Abandon())
 		h.closeTurn()
 	case opTyped:
-		h.tr.Typed()
+		h.take(h.tr.Typed())
 	case opTick:
 		switch {
 		case arg == 0:

@@ -126,16 +126,21 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 // Typed tells the tracker that input outside any turn was written to the
 // child (bytes from the input FIFO): the child is busy until it shows its
 // prompt again. A turn in progress goes on, the typed input's echo and its
-// answer now part of it.
-func (t *Tracker) Typed() {
-	t.atKnown = false
-	if t.state == stClosed {
-		return
-	}
-	if t.state == stReady {
+// answer now part of it; its unfinished last line, which the input may
+// answer (a question the settle period had not yet handed on), is handed
+// on now, as the settle period would have.
+func (t *Tracker) Typed() []Segment {
+	t.begin()
+	switch t.state {
+	case stClosed:
+		return nil
+	case stReady:
 		t.state = stBusy
+	case stTurn:
+		t.flush()
 	}
 	t.fresh, t.armed = false, false
+	return t.result()
 }
 
 // Abandon ends the turn in progress without an End (the caller interrupts

@@ -442,7 +442,7 @@ func TestUnasked(t *testing.T) {
 func TestTyped(t *testing.T) {
 	c := newClock(t, `^\$ $`, false)
 	c.out("$ ").settle()
-	c.tr.Typed()
+	c.take(c.tr.Typed())
 	if c.tr.Ready() {
 		t.Fatal("ready after typed input")
 	}
