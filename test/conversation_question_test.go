@@ -4,6 +4,7 @@ package test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,7 @@ type questionTarget struct {
 }
 
 func (q questionTarget) askArgs(args ...string) []string {
-	base := []string{"ask", "-dir", q.a.dir, "-timeout", "60s"}
+	base := []string{"ask", "-dir", q.a.dir, "-wait", "10s", "-timeout", "60s"}
 	if q.session != "" {
 		base = append(base, "-session", q.session)
 	}
@@ -149,12 +150,9 @@ func (q questionTarget) question(t *testing.T, c questionCase) {
 	t.Helper()
 	start := time.Now()
 	ask := startWatchedAsk(t, q.askArgs(c.command))
-	if !ask.waitFor(c.question, questionSettle+500*time.Millisecond+busySlack) {
-		t.Fatalf("%s: ask printed %q within %v of its start, want %q while its turn is open; agent's stderr:\n%s",
-			c.name, ask.stdout(), time.Since(start), c.question, q.a.stderr())
-	}
-	if ask.exited() {
-		t.Fatalf("%s: ask exited with the question: its turn ended at a line that is not the prompt", c.name)
+	if !ask.waitFor(c.question, questionSettle+500*time.Millisecond+busySlack) || ask.exited() {
+		t.Fatalf("%s: ask printed %q within %v of its start (%s), want %q while its turn is open; agent's stderr:\n%s",
+			c.name, ask.stdout(), time.Since(start), ask.state(), c.question, q.a.stderr())
 	}
 	w := openWriter(t, q.in)
 	w.writeLine(c.typed)
@@ -207,11 +205,8 @@ func TestConversationPauseBeforeNewline(t *testing.T) {
 				t.Fatal(err)
 			}
 			ask := startWatchedAsk(t, q.askArgs("printf abc; cat "+gate+" >/dev/null; echo def"))
-			if !ask.waitFor("abc", questionSettle+500*time.Millisecond+busySlack) {
-				t.Fatalf("ask printed %q while the child waits, want \"abc\"", ask.stdout())
-			}
-			if ask.exited() {
-				t.Fatal("ask exited while the child waits")
+			if !ask.waitFor("abc", questionSettle+500*time.Millisecond+busySlack) || ask.exited() {
+				t.Fatalf("ask printed %q while the child waits (%s), want \"abc\"", ask.stdout(), ask.state())
 			}
 			w := openWriter(t, gate) // cat reads end-of-file once it is closed
 			w.close()
@@ -336,6 +331,14 @@ func (a *watchedAsk) wait(t *testing.T) int {
 	}
 	checkRace(t, "fifobridge ask", a.stderr.String())
 	return a.code
+}
+
+// state says whether the ask still runs, or how it exited.
+func (a *watchedAsk) state() string {
+	if !a.exited() {
+		return "running"
+	}
+	return fmt.Sprintf("exited %d, stderr %q", a.code, a.stderr.String())
 }
 
 func (a *watchedAsk) stderrText() string {
