@@ -123,8 +123,8 @@ func startQuestionTarget(t *testing.T, sessions, tty bool) questionTarget {
 // TestConversationQuestion: in stream mode and in a session, on pipes and
 // on a terminal, the question of read -p, python3's input() and a [Y/n]
 // question reaches ask's stdout within -settle and 0.5 s (busySlack on
-// top) while its turn stays open; the answer written into the input FIFO
-// the status file names reaches the command, and the same ask prints the
+// top) while its turn stays open; the answer typed by fifobridge type
+// (into the input FIFO the status file names) reaches the command, and the same ask prints the
 // rest and exits with the command's status, which the prompt shows.
 func TestConversationQuestion(t *testing.T) {
 	checkLeaks(t, false)
@@ -154,9 +154,11 @@ func (q questionTarget) question(t *testing.T, c questionCase) {
 		t.Fatalf("%s: ask printed %q within %v of its start (%s), want %q while its turn is open; agent's stderr:\n%s",
 			c.name, ask.stdout(), time.Since(start), ask.state(), c.question, q.a.stderr())
 	}
-	w := openWriter(t, q.in)
-	w.writeLine(c.typed)
-	w.close()
+	typeArgs := []string{"type", "-dir", q.a.dir}
+	if q.session != "" {
+		typeArgs = append(typeArgs, "-session", q.session)
+	}
+	runAs(t, nil, nil, append(typeArgs, c.typed)...).requireCode(t, "type "+c.typed, 0, "")
 	code := ask.wait(t)
 	if got, want := ask.stdout(), c.question+c.rest; code != c.code || got != want {
 		t.Errorf("%s: ask exited %d with %q, want %d with %q; stderr %q", c.name, code, got, c.code, want, ask.stderrText())
