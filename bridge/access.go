@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
+	"github.com/fifobridge/fifobridge/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,9 +47,15 @@ func (a *agent) childAccess(cred *syscall.Credential) []string {
 	if st, err := a.inDir.Stat(in); err == nil && may(&st, cred, permW) {
 		found = append(found, fmt.Sprintf("it can write the input FIFO %s (mode %04o; see -perm)", a.cfg.In, st.Mode&0o7777))
 	}
-	if a.converses() && a.dir != nil {
-		if st, err := a.dir.Stat(conversation.AskName); err == nil && may(&st, cred, permW) {
-			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(conversation.AskName), st.Mode&0o7777))
+	for _, c := range []struct {
+		on         bool
+		name, what string
+	}{{a.converses(), conversation.AskName, "ask"}, {a.servesControl(), protocol.StreamControl, "control"}} {
+		if !c.on || a.dir == nil {
+			continue
+		}
+		if st, err := a.dir.Stat(c.name); err == nil && may(&st, cred, permW) {
+			found = append(found, fmt.Sprintf("it can write the %s FIFO %s (mode %04o; see -perm)", c.what, a.dir.Join(c.name), st.Mode&0o7777))
 		}
 	}
 	var dst unix.Stat_t

@@ -213,7 +213,7 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 			e.Code = *f.Code
 		}
 		return Result{}, true, e
-	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled:
+	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled, protocol.FrameEOF:
 		r.answer = &f
 		return Result{}, true, nil
 	case protocol.FrameLost: // a watch that did not keep up

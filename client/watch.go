@@ -5,7 +5,6 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -17,11 +16,6 @@ import (
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 )
-
-// ErrNoWatch is returned by Watch when the agent serving DIR has no child
-// to watch there: it runs in exec mode, a stream agent was asked for a
-// session, or a sessions agent for none. Nothing is written then.
-var ErrNoWatch = errors.New("nothing to watch")
 
 // WatchOptions is one watch of a child's output.
 type WatchOptions struct {
@@ -61,7 +55,9 @@ type Watched struct {
 // agent serves a watch only to a user whom the output FIFO's mode lets
 // read it: before the line is written, the reply FIFO is given the
 // output FIFO's group when the caller is in it, which is how the agent
-// learns that it is. A watch refused is a *RejectedError.
+// learns that it is. A watch refused is a *RejectedError; ErrNoChild,
+// ErrNoSession, ErrNotSessions and ErrNoAgent are as Signal's, and
+// nothing is written then.
 func Watch(ctx context.Context, o WatchOptions) (Watched, error) {
 	if err := ctx.Err(); err != nil {
 		return Watched{}, err
@@ -96,62 +92,36 @@ func Watch(ctx context.Context, o WatchOptions) (Watched, error) {
 	return Watched{Exited: true, Code: res.Code, Signal: res.Signal}, nil
 }
 
-// watchInput is where a watch line goes, as the status file of dir says:
-// DIR/in for a session of a sessions agent, DIR/control for a stream
-// agent's child; and the group of the output FIFO watched (-1 when it
-// cannot be told). Nothing is written to an agent that has no such child.
+// watchInput is where a watch line goes (reach: DIR/in naming a session,
+// or stream mode's control FIFO), and the group of the output FIFO
+// watched, -1 when it cannot be told: a session's out, entered through
+// descriptors, or the out the status file names. Nothing is written to
+// an agent that has no such child, nor for a session that is not open.
 func watchInput(dir *sharedir.Dir, session string) (input, int, error) {
-	if session != "" {
-		if err := checkSessionName(session); err != nil {
-			return input{}, -1, err
+	t, err := reach(dir, session, "watch")
+	if err == nil {
+		err = t.noControl
+	}
+	if err != nil {
+		return input{}, -1, err
+	}
+	if session == "" {
+		s, err := status.ReadAt(dir, statusName)
+		if err != nil {
+			return t.control, -1, nil
 		}
+		return t.control, pathGroup(s.Out), nil
 	}
-	s, err := status.ReadAt(dir, statusName)
-	if errors.Is(err, os.ErrNotExist) {
-		return input{}, -1, fmt.Errorf("%w: %s has no status file (watch needs an agent in stream or sessions mode)", ErrNoAgent, dir.Path())
-	}
+	out, err := enterSessionFIFO(dir, session, "out", "watch -session", func(_ *sharedir.Dir, err error) error { return err })
 	if err != nil {
-		return input{}, -1, fmt.Errorf("%w: %v", ErrNoAgent, err)
+		return input{}, -1, err
 	}
-	if ok, err := status.AgentAliveAt(dir); err != nil || !ok || s.State == "stopped" {
-		return input{}, -1, fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
+	defer out.fifos.Close()
+	gid := -1
+	if st, err := out.fifos.Stat(out.name); err == nil {
+		gid = int(st.Gid)
 	}
-	switch {
-	case s.Mode == status.ModeSessions && session == "":
-		return input{}, -1, fmt.Errorf("%w: the agent serving %s runs in sessions mode: watch needs -session NAME", ErrNoWatch, dir.Path())
-	case s.Mode == status.ModeSessions:
-		if _, ok := findSession(s, session); !ok {
-			return input{}, -1, fmt.Errorf("%w: session %s is not open in %s", ErrNoSession, session, dir.Path())
-		}
-		return dirInput(dir, inName), sessionOutGroup(dir, session), nil
-	case s.Mode == "exec":
-		return input{}, -1, fmt.Errorf("%w: the agent serving %s runs in exec mode, whose requests have their own output", ErrNoWatch, dir.Path())
-	case session != "":
-		return input{}, -1, fmt.Errorf("%w: the agent serving %s runs in %s mode, which has no sessions", ErrNoWatch, dir.Path(), s.Mode)
-	case s.Inputs[protocol.StreamControl] == (status.FIFO{}):
-		return input{}, -1, fmt.Errorf("%w: the agent serving %s serves no control FIFO (%s)", ErrNoWatch, dir.Path(), dir.Join(protocol.StreamControl))
-	}
-	return dirInput(dir, protocol.StreamControl), pathGroup(s.Out), nil
-}
-
-// sessionOutGroup is the group of session name's output FIFO, entered
-// from dir through descriptors; -1 when it cannot be told.
-func sessionOutGroup(dir *sharedir.Dir, name string) int {
-	sessions, err := dir.EnterSub(sessionsName)
-	if err != nil {
-		return -1
-	}
-	defer sessions.Close()
-	sd, err := sessions.EnterSub(name)
-	if err != nil {
-		return -1
-	}
-	defer sd.Close()
-	st, err := sd.Stat("out")
-	if err != nil {
-		return -1
-	}
-	return int(st.Gid)
+	return t.control, gid, nil
 }
 
 // pathGroup is the group of the file at path, not following a link; -1

@@ -87,11 +87,11 @@ func TestWatchWritesNothing(t *testing.T) {
 		mode, session string
 		want          error
 	}{
-		{status.ModeSessions, "", ErrNoWatch},
+		{status.ModeSessions, "", ErrNoChild},
 		{status.ModeSessions, "none", ErrNoSession},
-		{"stream", "sh1", ErrNoWatch},
-		{"stream", "", ErrNoWatch},
-		{"exec", "", ErrNoWatch},
+		{"stream", "sh1", ErrNotSessions},
+		{"stream", "", ErrNoChild},
+		{"exec", "", ErrNoChild},
 	} {
 		f.mode = tc.mode
 		f.writeStatus()

@@ -3,7 +3,6 @@
 package sessions
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/fifobridge/fifobridge/fifo"
@@ -18,36 +17,16 @@ import (
 // is reading). In sessions mode the line names its session; on stream
 // mode's control FIFO it names none.
 func (t *Table) watchOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	if err := t.entryNamed(ctl.Session); err != nil {
-		t.refuse(ctl, reply, err)
-		return
-	}
-	s := t.session(ctl.Session)
+	s := t.session(ctl.Session) // scope checked the line names a session, or none in stream mode
 	switch {
 	case s == nil:
 		t.refuse(ctl, reply, notOpen(ctl.Session))
 		return
 	case s.closing.Load():
-		t.refuse(ctl, reply, fmt.Errorf("session %s is closing", ctl.Session))
+		t.refuse(ctl, reply, fmt.Errorf("%s is closing", s.what()))
 		return
 	}
 	if err := s.eng.Watch(ctl.ID, reply, ctl.Raw); err != nil {
-		what := "watch"
-		if ctl.Session != "" {
-			what += " session " + ctl.Session
-		}
-		t.refuse(ctl, reply, fmt.Errorf("%s: %w", what, err))
+		t.refuse(ctl, reply, fmt.Errorf("watch %s: %w", s.what(), err))
 	}
-}
-
-// entryNamed refuses a line that names a session in stream mode, or none
-// in sessions mode.
-func (t *Table) entryNamed(name string) error {
-	switch {
-	case t.single() && name != "":
-		return fmt.Errorf("stream mode has no sessions: the line names session %s", name)
-	case !t.single() && name == "":
-		return errors.New(`sessions mode: the line names no "session"`)
-	}
-	return nil
 }
