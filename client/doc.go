@@ -1,14 +1,15 @@
 //go:build linux
 
 // Package client is what `fifobridge send`, `ask`, `open`, `close`,
-// `ls`, `type` and `signal` do: Send sends one exec-mode request to an
+// `ls`, `type`, `signal` and `watch` do: Send sends one exec-mode request to an
 // agent and relays the request's output and exit; Ask asks a conversation
 // one turn, DIR's own or a session's (AskOptions.Session). An Asker
 // (OpenAsker) asks a conversation many turns with its FIFOs kept open:
 // what a program that talks to a REPL all day uses instead of one Ask per
 // turn. Sessions opens, closes (one by one, or all) and lists the
 // sessions of an agent in sessions mode. Type types into a child's input
-// and Signal signals it: stream mode's child, or a session's.
+// and Signal signals it, and Watch follows its output from now on: stream
+// mode's child, or a session's.
 //
 // Guarantees:
 //

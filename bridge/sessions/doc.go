@@ -12,8 +12,10 @@
 // lines that act on that one child (signal, watch, eof), naming no
 // session, served by the same control-line code as sessions mode's
 // DIR/in. Sessions mode starts with none: named sessions are opened,
-// signaled, listed and closed by control lines on DIR/in, answered on
-// each line's own reply FIFO as exec mode answers requests, each on its
+// signaled, watched, listed and closed by control lines on DIR/in,
+// answered on each line's own reply FIFO as exec mode answers requests
+// (a watch's reply FIFO is handed to the entry's engine, which writes
+// its frames until the watch ends: see stream.Engine.Watch), each on its
 // own FIFOs in DIR/sessions/NAME/, made and removed here through
 // descriptors. A line that its FIFO does not take (another op on
 // DIR/control, or one that names a session there; one that names none

@@ -37,6 +37,16 @@
 //     FIFO and nothing waits for a reader.
 //   - With -tee every byte of the output is offered to the copy on the
 //     agent's stdout, the last ones drained at the end included.
+//   - Every byte of the output from a watch's start on is offered to the
+//     watch (watch.go), which never waits: each watcher holds at most
+//     watchHeld (1 MiB) and drops and counts the rest, so that no watcher
+//     slows the child, the output FIFO, an asker or another watcher. On
+//     pipes the output is spliced to the output FIFO, never through the
+//     agent's memory, while no watch (nor the first run's judge) wants
+//     it; a watch makes the copy read it into the agent until the last
+//     watch ends. A watch ends with the child it began with (an exit
+//     frame), or with the engine (a closed frame); its writer and the
+//     watch on its reader are the engine's goroutines, waited for by Run.
 //   - Input read from the FIFO but not consumed by a child that ended, even
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and
