@@ -160,10 +160,20 @@ func (f *fanout) remove(w *watcher) {
 }
 
 // stopWhenDone begins the stop of the watchers' rule once ctx is done, so
-// that their last frames are given up at the stop's deadline; the
-// returned function undoes that.
-func (f *fanout) stopWhenDone(ctx context.Context) func() bool {
-	return context.AfterFunc(ctx, func() { f.rule.Stop() })
+// that their last frames are given up at the stop's deadline. It starts
+// no goroutine until then (context.AfterFunc: an idle engine runs none);
+// the returned function undoes it, or waits until it has run.
+func (f *fanout) stopWhenDone(ctx context.Context) func() {
+	ran := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(ran)
+		f.rule.Stop()
+	})
+	return func() {
+		if !stop() {
+			<-ran
+		}
+	}
 }
 
 // finish ends the watches that go on (closed frames) and waits until
