@@ -65,16 +65,26 @@ func indexOf(f []string, s string) int {
 // FIFOBRIDGE_REQUIRE_PRIVILEGED=1).
 func testCgroup(t *testing.T) string {
 	t.Helper()
-	own, err := ownCgroup()
-	if err == nil {
-		dir := filepath.Join(own, fmt.Sprintf("fbtest-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_")))
-		if err = os.Mkdir(dir, 0o755); err == nil {
-			t.Cleanup(func() { removeTestCgroup(t, dir) })
-			return dir
-		}
+	dir, err := makeTestCgroup(t)
+	if err != nil {
+		testgate.Skip(t, "needs a writable cgroup v2: %v", err)
 	}
-	testgate.Skip(t, "needs a writable cgroup v2: %v", err)
-	return ""
+	return dir
+}
+
+// makeTestCgroup is testCgroup for a test that also runs without one: the
+// error says why there is none.
+func makeTestCgroup(t *testing.T) (string, error) {
+	own, err := ownCgroup()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(own, fmt.Sprintf("fbtest-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_")))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	t.Cleanup(func() { removeTestCgroup(t, dir) })
+	return dir, nil
 }
 
 // removeTestCgroup removes a test's cgroup, killing and removing what an

@@ -30,7 +30,26 @@ func TestDocsSessionsControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, tmp := t.TempDir(), t.TempDir()
+	tmp := t.TempDir()
+	out, stderr, err := runDocScript(t, script, tmp)
+	checkRace(t, "docs/sessions.md example", stderr)
+	want := regexp.MustCompile(`(?s)^\{"id":"o1","type":"opened","pid":\d+\}\nhello\n\{"id":"c1","type":"closed","code":143\}\n$`)
+	if err != nil || !want.MatchString(out) {
+		t.Fatalf("docs/sessions.md:%d: the example ended with %v; output %q, want the opened frame, hello and the closed frame (143: TERM ended cat); stderr:\n%s", line, err, out, stderr)
+	}
+	if fifos := fifosUnder(tmp); len(fifos) > 0 {
+		t.Fatalf("docs/sessions.md:%d: the example left FIFOs behind: %v", line, fifos)
+	}
+}
+
+// runDocScript runs script, a doc's shell example, as TestREADME runs the
+// README's: with "sh -e" in a fresh directory, the binary under test first
+// on PATH, TMPDIR set to tmp and env added, within readmeTimeout. It
+// returns what the script wrote on stdout and stderr, and an error when
+// it failed or did not end in time (its process group is killed then).
+func runDocScript(t *testing.T, script, tmp string, env ...string) (string, string, error) {
+	t.Helper()
+	bin := t.TempDir()
 	self, err := filepath.Abs(agentBin)
 	if err != nil {
 		t.Fatal(err)
@@ -43,19 +62,15 @@ func TestDocsSessionsControl(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), readmeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-e", path)
-	cmd.Dir, cmd.Env = t.TempDir(), readmeEnv(t, bin, tmp)
+	cmd.Dir, cmd.Env = t.TempDir(), append(readmeEnv(t, bin, tmp), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = hangTimeout
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	checkRace(t, "docs/sessions.md example", stderr.String())
-	want := regexp.MustCompile(`(?s)^\{"id":"o1","type":"opened","pid":\d+\}\nhello\n\{"id":"c1","type":"closed","code":143\}\n$`)
-	if ctx.Err() != nil || err != nil || !want.Match(out) {
-		t.Fatalf("docs/sessions.md:%d: the example ended with %v (%v); output %q, want the opened frame, hello and the closed frame (143: TERM ended cat); stderr:\n%s", line, err, ctx.Err(), out, stderr.String())
+	if ctx.Err() != nil {
+		err = ctx.Err()
 	}
-	if fifos := fifosUnder(tmp); len(fifos) > 0 {
-		t.Fatalf("docs/sessions.md:%d: the example left FIFOs behind: %v", line, fifos)
-	}
+	return string(out), stderr.String(), err
 }
