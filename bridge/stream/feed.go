@@ -25,7 +25,7 @@ type feeder struct {
 	cond    sync.Cond
 	pending []byte   // taken back from a child, not yet written to the next
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
-	back    *os.File // the same pipe's read end, kept to recover leftovers
+	back    *os.File // where leftovers are recovered from: stdin itself, or the same pipe's read end (pipeio.Input)
 	answers expecter // the attached child's output: told after each turn that an answer is due
 	busy    bool     // a splice or write to stdin is under way
 	closed  bool
@@ -85,8 +85,9 @@ func (f *feeder) run() {
 // expecter is told that an answer is due: a *pipeio.ReadSpinner.
 type expecter interface{ Expect() }
 
-// attach makes stdin the destination; back is the read end of its pipe,
-// and answers the spinner of the same child's output.
+// attach makes stdin the destination; back is what the child leaves in
+// its pipe is read back from (stdin itself when it is open for both, see
+// pipeio.Input), and answers the spinner of the same child's output.
 func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 	f.mu.Lock()
 	f.stdin, f.back, f.answers = stdin, back, answers
@@ -95,8 +96,8 @@ func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 }
 
 // detach takes the child's stdin away, recovers the bytes the child did not
-// read, and closes both ends of its pipe. Call it after the child's tree is
-// gone.
+// read, and closes the agent's ends of its pipe. Call it after the child's
+// tree is gone.
 func (f *feeder) detach() {
 	f.mu.Lock()
 	w, back := f.stdin, f.back
@@ -115,7 +116,9 @@ func (f *feeder) detach() {
 	}
 	f.mu.Unlock()
 	w.Close()
-	back.Close()
+	if back != w {
+		back.Close()
+	}
 }
 
 // close ends run; the caller also closes src, which wakes a splice.
