@@ -18,7 +18,8 @@ import (
 // ended. Its run (Table.runSession) owns everything in it.
 type session struct {
 	name    string
-	files   *sharedir.Dir // DIR/sessions/NAME; DIR for stream mode's (nil when missing)
+	files   *sharedir.Dir  // DIR/sessions/NAME (unit's Dir); DIR for stream mode's (nil when missing)
+	unit    *sharedir.Unit // a session's directory with its files; nil for stream mode's
 	eng     *stream.Engine
 	roles   *follow.Roles // what its input FIFOs serve; the status names them
 	log     *slog.Logger
@@ -60,7 +61,7 @@ func (t *Table) runSession(s *session) {
 		close(s.done)
 		return
 	}
-	t.removeFiles(s.name, s.files)
+	t.removeFiles(s)
 	t.mu.Lock()
 	delete(t.sessions, s.name)
 	t.mu.Unlock()
