@@ -67,7 +67,8 @@ func (t *Table) makeFiles(name string, tty, prompt bool) (*sharedir.Unit, error)
 }
 
 // wire returns the FIFO ends entry s serves: stream mode's are the
-// agent's, src and sink; a session's are its in and out, opened. On
+// agent's, src and sink; a session's are its in and out, opened and
+// claimed in its roles (neither ever serves the other's FIFO). On
 // failure nothing stays open; unwire removes the files.
 func (t *Table) wire(s *session) (*fifo.Source, *fifo.Sink, error) {
 	if s.streamMode() {
@@ -82,11 +83,35 @@ func (t *Table) wire(s *session) (*fifo.Source, *fifo.Sink, error) {
 		return nil, nil, err
 	}
 	sink, err := fifo.OpenSinkAt(s.files, outName)
+	if err == nil {
+		if err = s.roles.Serve(follow.RoleOut, sink); err != nil {
+			sink.Close()
+		}
+	}
 	if err != nil {
 		src.Close()
 		return nil, nil, err
 	}
 	return src, sink, nil
+}
+
+// follow has a session's in and out, src and sink, follow their entries
+// as DIR's own FIFOs do (package follow): a FIFO put in place of one is
+// served in its stead, the bytes still in the old one carried over, and
+// with -create a missing one is made again, with its mode, after a
+// second. It costs nothing while nothing changes: the session's
+// directory is watched through the agent's one inotify instance. The
+// session's run stops it once its engine returned. Stream mode's ends
+// are the agent's to follow.
+func (t *Table) follow(s *session, src *fifo.Source, sink *fifo.Sink) {
+	if s.streamMode() {
+		return
+	}
+	perm := t.cfg.Perm
+	s.follower = follow.Start([]follow.End{
+		{Dir: s.files, Name: inName, Path: s.files.Join(inName), FIFO: src, Mode: fifo.InputMode(perm), Input: true, Role: follow.RoleIn},
+		{Dir: s.files, Name: outName, Path: s.files.Join(outName), FIFO: sink, Mode: fifo.OutputMode(perm), Role: follow.RoleOut},
+	}, follow.Options{Create: t.cfg.Create, Log: s.log, Sink: sink, Roles: s.roles, Changed: t.poke})
 }
 
 // unwire removes the files of entry s, a session's: stream mode's are

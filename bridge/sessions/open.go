@@ -92,6 +92,7 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 		t.unwire(s)
 		return nil, err
 	}
+	t.follow(s, src, sink)
 	s.ctx, s.cancel = context.WithCancel(t.ctx)
 	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	t.mu.Lock()
