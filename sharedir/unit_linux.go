@@ -53,7 +53,8 @@ func (u *Unit) Dir() *Dir { return u.dir }
 // user there is reused, made private again and emptied of l's entries
 // first (a leftover of an earlier run); anything else there (a symbolic
 // link: ErrSymlink, a file, another user's directory) is refused and
-// left as it is. On failure, what was made is removed again.
+// left as it is. On failure, the layout's entries and the directory are
+// removed again (a directory that holds anything else stays).
 func (d *Dir) MakeUnit(name string, perm os.FileMode, l Layout, made []Entry) (*Unit, error) {
 	for _, e := range made {
 		if !l.holds(e) {
@@ -68,9 +69,7 @@ func (d *Dir) MakeUnit(name string, perm os.FileMode, l Layout, made []Entry) (*
 	u, err := sub.fill(d, name, perm, l, made, fresh)
 	if err != nil {
 		sub.clear(l)
-		if fresh {
-			d.RemoveDir(name)
-		}
+		d.RemoveDir(name) // the caller's own, and empty unless something else is in it
 		return nil, err
 	}
 	return u, nil
