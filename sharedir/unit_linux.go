@@ -104,7 +104,7 @@ func (sub *Dir) fill(d *Dir, name string, perm os.FileMode, l Layout, made []Ent
 	if err := unix.Fstat(sub.Fd(), &st); err != nil {
 		return nil, fmt.Errorf("make %s: %w", sub.path, err)
 	}
-	unit := &Dir{path: sub.path, at: d, name: name, dev: st.Dev, ino: st.Ino}
+	unit := &Dir{path: sub.path, at: d, name: name, dev: uint64(st.Dev), ino: uint64(st.Ino)} // st.Dev is a uint32 on mips
 	return &Unit{dir: unit, layout: l}, nil
 }
 
@@ -283,7 +283,7 @@ func (d *Dir) reach() (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("open directory %s: %w", d.path, err)
 	}
-	if st.Dev != d.dev || st.Ino != d.ino {
+	if uint64(st.Dev) != d.dev || uint64(st.Ino) != d.ino { // st.Dev is a uint32 on mips
 		unix.Close(fd)
 		return -1, fmt.Errorf("open directory %s: %w", d.path, ErrMoved)
 	}
