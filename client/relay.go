@@ -210,7 +210,7 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 			e.Code = *f.Code
 		}
 		return Result{}, true, e
-	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled:
+	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled, protocol.FrameEOF:
 		r.answer = &f
 		return Result{}, true, nil
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there

@@ -45,7 +45,7 @@ func (t *Tracker) scan(i int) {
 			for j < end && !special[t.buf[j]] {
 				j++
 			}
-			t.ln.text(t.buf[i:j])
+			t.ln.shown(t.buf[i:j])
 			i = j
 		}
 		if t.ln.n >= MaxHold {

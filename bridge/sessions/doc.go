@@ -7,13 +7,19 @@
 // its name. Stream mode is the table with one entry, the empty name,
 // opened at start from the empty open line on DIR's own FIFOs (DIR/in,
 // DIR/out, DIR/ask with a prompt, DIR/winsize with a terminal), which are
-// the agent's: it made them, follows them and removes them. Sessions mode
-// starts with none: named sessions are opened, signaled, listed and
-// closed by control lines on DIR/in, answered on each line's own reply
-// FIFO as exec mode answers requests, each on its own FIFOs in
-// DIR/sessions/NAME/, a directory made with its files in one call and
-// removed in one call (a sharedir.Unit, which holds no descriptor while
-// idle), and followed as DIR's own FIFOs are.
+// the agent's: it made them, follows them and removes them. Its control
+// FIFO, DIR/control (Config.Control, also the agent's), takes the control
+// lines that act on that one child (signal, watch, eof), naming no
+// session, served by the same control-line code as sessions mode's
+// DIR/in. Sessions mode starts with none: named sessions are opened,
+// signaled, listed and closed by control lines on DIR/in, answered on
+// each line's own reply FIFO as exec mode answers requests, each on its
+// own FIFOs in DIR/sessions/NAME/, a directory made with its files in
+// one call and removed in one call (a sharedir.Unit, which holds no
+// descriptor while idle), and followed as DIR's own FIFOs are. A line
+// that its FIFO does not take (another op on DIR/control, or one that
+// names a session there; one that names none on DIR/in for an op on a
+// session) gets one error frame.
 //
 // Ownership:
 //

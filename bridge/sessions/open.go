@@ -180,7 +180,7 @@ func closed(ch <-chan struct{}) bool {
 func openFailed(s *session, id string) []byte {
 	var se *child.StartError
 	if errors.As(s.err, &se) {
-		return protocol.AppendOpenError(nil, id, se.Error(), se.Code(), false)
+		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, se), se.Code(), false)
 	}
 	var fe *stream.FirstRunError
 	if errors.As(s.err, &fe) {

@@ -51,6 +51,15 @@ func (s *session) close() {
 // the table. Its end is the table's, and it stays listed until then.
 func (s *session) streamMode() bool { return s.name == "" }
 
+// what names s in messages: "session NAME", or stream mode's "the
+// child".
+func (s *session) what() string {
+	if s.streamMode() {
+		return "the child"
+	}
+	return "session " + s.name
+}
+
 // runSession runs s until its engine returns (a close, its child ended
 // for good, -session-idle, the agent's stop); then a session's files are
 // removed and its name forgotten, and done is closed.

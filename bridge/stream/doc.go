@@ -23,6 +23,10 @@
 //     give-up rule's patience (package bound) is dropped and its size
 //     logged: see stderrcopy.go.)
 //   - Writers of the input FIFO coming and going never give the child EOF.
+//     Only EndInput ends its input (endinput.go): once the bytes the input
+//     FIFO held were moved on, the agent's end of its stdin is closed (it
+//     stays ended until the child exits; the next child gets a fresh
+//     stdin), or on a terminal the EOF character is typed.
 //   - Output waits for a reader (backpressure); nothing is dropped while
 //     a child runs. With -prompt the output FIFO is a transcript that never
 //     waits (what no reader takes is dropped), and the child's output waits

@@ -43,6 +43,13 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	size, err := unix.FcntlInt(took1.Fd(), unix.F_GETPIPE_SZ, 0)
 	require.NoError(t, err)
 	waitUnread(t, took1, size)
+	// The pipe may have filled with a whole chunk (ttyChunk is a pipe's
+	// size): the feeder then holds the next one once it read it and
+	// finds no room. Until then there is nothing to hold.
+	for deadline := time.Now().Add(10 * time.Second); term.held() == 0; {
+		require.True(t, time.Now().Before(deadline), "the feeder held nothing: the test proves nothing")
+		time.Sleep(time.Millisecond)
+	}
 	end1.Close() // the terminal's output ends
 	term.unwire(nil, 0)
 	require.Positive(t, term.held(), "the feeder held nothing: the test proves nothing")

@@ -1,6 +1,7 @@
 package pipeio
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -56,4 +57,23 @@ func Input() (agent, back, child *os.File, err error) {
 		return nil, nil, nil, fmt.Errorf("make pipe: %w", err)
 	}
 	return os.NewFile(uintptr(fds[1]), "|agent"), child, child, nil
+}
+
+// ReadEnd opens the pipe of f, an end Input returned, again for reading
+// alone, without waiting (through /proc/self/fd, as a FIFO is opened):
+// the end the agent keeps to take back what a child left unread once
+// its input was ended, the end that writes being closed.
+func ReadEnd(f *os.File) (*os.File, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	cerr := rc.Control(func(w uintptr) {
+		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(int(w)), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	})
+	if err = errors.Join(cerr, err); err != nil {
+		return nil, fmt.Errorf("open the read end of pipe %s: %w", f.Name(), err)
+	}
+	return os.NewFile(uintptr(fd), "|agent-read"), nil
 }
