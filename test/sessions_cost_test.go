@@ -60,15 +60,20 @@ type idleShape struct {
 // polls for an idle session. Sessions on pipes hold at most 6 too,
 // counted the same way: with a prompt (/bin/sh -i, its stderr in its
 // output, as a shell on pipes needs for its prompt to be seen), and
-// without one with the first child's stderr copied to the agent's
-// (-stderr log: one more pipe for as long as that child lives), where a
-// session on pipes used to hold 8 and 9. Once all are closed, nothing of
-// them is left: descriptors, terminals, children, cgroups.
+// with the first child's stderr copied to the agent's (-stderr log: one
+// more pipe for as long as that child lives), without a prompt and with
+// one (the child writes its prompt on its stdout), where a session on
+// pipes used to hold 8 and 9, and then 7 with both (the child's cgroup
+// was locked through a descriptor of its own: now the agent's one anchor
+// is). Once all are closed, nothing of them is left: descriptors,
+// terminals, children, cgroups.
 func TestSessionsIdleCost(t *testing.T) {
 	for _, shape := range []idleShape{
 		{name: "terminal prompt", flags: []string{"-tty", "-prompt", shPrompt}, program: []string{"/bin/sh", "-i"}, sessions: costSessions, tty: true},
 		{name: "pipes prompt", flags: []string{"-stderr", "out", "-prompt", shPrompt}, program: []string{"/bin/sh", "-i"}, sessions: pipeSessions},
 		{name: "pipes stderr copied", flags: []string{"-stderr", "log"}, program: []string{"/bin/cat"}, sessions: pipeSessions},
+		{name: "pipes prompt stderr copied", flags: []string{"-stderr", "log", "-prompt", `^> $`},
+			program: binSh(`while printf '> ' && read -r l; do echo "$l"; done`), sessions: pipeSessions},
 	} {
 		t.Run(shape.name, func(t *testing.T) { idleCost(t, shape) })
 	}
