@@ -112,19 +112,13 @@ func childCgroups(dir string) []string {
 	return slices.DeleteFunc(subCgroups(dir), cgrouptest.IsAnchor)
 }
 
-// leftCgroups lists the cgroups in dir but the anchors of live agents of
-// this PID namespace: what is left once every agent's children are gone,
-// and, once the agents are too, every cgroup.
+// leftCgroups lists the cgroups in dir but the anchors of live agents
+// (whose lock is held), of whatever PID namespace: what is left once
+// every agent's children are gone, and, once the agents are too, every
+// cgroup.
 func leftCgroups(dir string) []string {
-	ns, _ := os.Readlink("/proc/self/ns/pid")
 	return slices.DeleteFunc(subCgroups(dir), func(name string) bool {
-		if !cgrouptest.IsAnchor(name) {
-			return false
-		}
-		f := strings.Split(name, "-") // fifobridge, ns, pid, start, a<try>
-		pid, _ := strconv.Atoi(f[2])
-		st, err := readStat(pid)
-		return ns == "pid:["+f[1]+"]" && err == nil && st.state != 'Z' && strconv.Itoa(st.start) == f[3]
+		return cgrouptest.IsAnchor(name) && lockFree(filepath.Join(dir, name)) != nil
 	})
 }
 
