@@ -181,7 +181,11 @@ func (r *Reaper) submit(req spawnRequest, cgroups *cgroup.Manager) spawnResult {
 		}
 		return spawnResult{err: err}
 	}
-	if res.err == nil || req.cg == nil {
+	if req.cg == nil {
+		return res
+	}
+	if res.err == nil {
+		req.cg.CloseDirfd() // the child is in it: the cgroup lives on by its path
 		return res
 	}
 	req.cg.Remove() // nothing ever ran in it

@@ -66,7 +66,9 @@ func IdentifyAt(d *sharedir.Dir, name string) (ID, error) {
 		return ID{}, err
 	}
 	var stx unix.Statx_t
-	err := unix.Statx(d.Fd(), name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	err := d.Use(func(fd int) error {
+		return unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	})
 	if err != nil {
 		return ID{}, &os.PathError{Op: "statx", Path: d.Join(name), Err: err}
 	}

@@ -27,7 +27,7 @@ func TestCloseAll(t *testing.T) {
 	if got := len(sleepsIn(a.pid)); got < n {
 		t.Fatalf("%d background sleeps run, want %d", got, n)
 	}
-	if got := len(subCgroups(cg)); got != n {
+	if got := len(childCgroups(cg)); got != n {
 		t.Fatalf("%d cgroups, want one per session (%d)", got, n)
 	}
 	start := time.Now()

@@ -156,9 +156,9 @@ func requireAgentBack(t *testing.T, a *agent, fds0 int, cg string) {
 	var fds int
 	if !eventually(5*time.Second, func() bool {
 		fds = a.waitStatus("no session", func(status) bool { return len(a.statusSessions()) == 0 }).FDs
-		return fds <= fds0 && len(childrenOf(a.pid)) == 0 && (cg == "" || len(subCgroups(cg)) == 0)
+		return fds <= fds0 && len(childrenOf(a.pid)) == 0 && (cg == "" || len(leftCgroups(cg)) == 0)
 	}) {
-		t.Errorf("the agent has %d descriptors (%d before), children %v, cgroups %v", fds, fds0, childrenOf(a.pid), subCgroups(cg))
+		t.Errorf("the agent has %d descriptors (%d before), children %v, cgroups %v", fds, fds0, childrenOf(a.pid), leftCgroups(cg))
 	}
 	if left := a.sessionNames(); len(left) > 0 {
 		t.Errorf("left in DIR/sessions: %v", left)

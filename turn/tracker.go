@@ -2,6 +2,8 @@ package turn
 
 import (
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/ttytext"
 )
 
 // state is where the child is in its turns.
@@ -24,14 +26,13 @@ type Tracker struct {
 	echo     echoMode // where the input's echo is looked for
 	onReady  func()   // Config.Ready, or nil
 
-	state  state
-	buf    []byte // the bytes of this call, the current line's at buf[hold:]
-	hold   int
-	ln     line
-	esc    escState
-	strLen int // bytes of the string sequence so far
-	spans  []span
-	segs   []Segment
+	state state
+	buf   []byte // the bytes of this call, the current line's at buf[hold:]
+	hold  int
+	ln    line
+	esc   ttytext.Escape // where the line is in an escape sequence
+	spans []span
+	segs  []Segment
 
 	last  time.Time // when output last came
 	armed bool      // output came since the prompt was last looked for

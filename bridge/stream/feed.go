@@ -28,7 +28,7 @@ type feeder struct {
 	cond    sync.Cond
 	pending []byte   // taken back from a child, not yet written to the next
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
-	back    *os.File // the same pipe's read end, kept to recover leftovers
+	back    *os.File // where leftovers are recovered from: stdin itself, or the same pipe's read end (pipeio.Input)
 	ended   bool     // the attached child's stdin was closed by an end of its input
 	ends    endWaits // ends of the input that wait
 	answers expecter // the attached child's output: told after each turn that an answer is due
@@ -93,8 +93,9 @@ func (f *feeder) run() {
 // expecter is told that an answer is due: a *pipeio.ReadSpinner.
 type expecter interface{ Expect() }
 
-// attach makes stdin the destination; back is the read end of its pipe,
-// and answers the spinner of the same child's output.
+// attach makes stdin the destination; back is what the child leaves in
+// its pipe is read back from (stdin itself when it is open for both, see
+// pipeio.Input), and answers the spinner of the same child's output.
 func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 	f.mu.Lock()
 	f.stdin, f.back, f.answers = stdin, back, answers
@@ -103,7 +104,7 @@ func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 }
 
 // detach takes the child's stdin away, recovers the bytes the child did not
-// read, and closes both ends of its pipe (its stdin may be closed
+// read, and closes the agent's ends of its pipe (its stdin may be closed
 // already: an end of its input). Ends of the input that still wait fail.
 // Call it after the child's tree is gone.
 func (f *feeder) detach() {
@@ -129,7 +130,9 @@ func (f *feeder) detach() {
 	if w != nil {
 		w.Close()
 	}
-	back.Close()
+	if back != w {
+		back.Close()
+	}
 }
 
 // close ends run; the caller also closes src, which wakes a splice.
@@ -234,6 +237,13 @@ func (f *feeder) serveEnds() bool {
 	f.ends.count(f.src.Buffered)
 	if !f.ends.due() || len(f.pending) > 0 {
 		return false
+	}
+	if f.back == f.stdin {
+		// One descriptor reads and writes the pipe (pipeio.Input): a read
+		// end of its own keeps what the child leaves unread to be taken
+		// back, once the writing end is closed. Without it (no descriptor
+		// left), that is lost, and the input ends all the same.
+		f.back, _ = pipeio.ReadEnd(f.stdin)
 	}
 	err := f.stdin.Close()
 	f.stdin, f.ended = nil, true

@@ -108,7 +108,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 
 // wiring is what connects one child to the FIFOs.
 type wiring struct {
-	stdin, back *os.File            // stdin pipe: agent's write end, and its read end kept for leftovers
+	stdin, back *os.File            // stdin pipe: the agent's end, and the one it takes leftovers back from (stdin itself, see pipeio.Input)
 	stdout      *os.File            // stdout pipe: agent's read end
 	spin        *pipeio.ReadSpinner // waits for stdout; its read deadline is set through it
 	taking      sync.Mutex          // held by readOut from a read of stdout until its bytes are taken
@@ -120,8 +120,9 @@ type wiring struct {
 }
 
 // newWiring is the wiring of a child's pipes: stdin, the agent's end of
-// its stdin, back, the read end of the same pipe, and stdout, the agent's
-// end of its stdout.
+// its stdin, back, where the bytes the child left in that pipe are taken
+// back from (stdin itself where pipeio.Input could open it for both),
+// and stdout, the agent's end of its stdout.
 func newWiring(stdin, back, stdout *os.File) *wiring {
 	return &wiring{stdin: stdin, back: back, stdout: stdout, spin: pipeio.NewReadSpinner(stdout), copied: make(chan struct{})}
 }
@@ -240,19 +241,22 @@ func (s *Engine) start() (*child.Process, error) {
 // input, when no conversation has one (see firstrun.go), and its stderr
 // is copied when it is the agent's (stderrcopy.go).
 func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
-	stdin, childIn, err := pipeio.Pipe(false)
+	stdin, back, childIn, err := pipeio.Input()
 	if err != nil {
 		return nil, nil, err
 	}
-	stdout, childOut, err := pipeio.Pipe(true)
-	if err != nil {
+	closeIn := func() {
 		stdin.Close()
 		childIn.Close()
+	}
+	stdout, childOut, err := pipeio.Pipe(true)
+	if err != nil {
+		closeIn()
 		return nil, nil, err
 	}
 	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	pipeio.Grow(stdout)
-	w := newWiring(stdin, childIn, stdout)
+	w := newWiring(stdin, back, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
 	if s.cfg.Conversation != nil || first {
 		r.probe = newProbe(stdin, s.cfg.Log, s.cfg.Conversation != nil) // the conversation's, or the first run's
@@ -260,11 +264,13 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 	p, err := s.reaper.Start(s.pipedSpec(w, childIn, childOut, first))
 	childOut.Close() // the child has it; holding it would hide its EOF
 	if err != nil {
-		stdin.Close()
-		childIn.Close()
+		closeIn()
 		stdout.Close()
 		w.stderr.abandon()
 		return nil, nil, err
+	}
+	if back != childIn {
+		childIn.Close() // the child has it; stdin takes leftovers back
 	}
 	s.running(p.Pid)
 	r.pgid = p.Pid
@@ -280,7 +286,7 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 		s.copyOut(w)
 		s.talk.OutputEnded()
 	}()
-	s.feed.attach(stdin, childIn, w.spin)
+	s.feed.attach(stdin, back, w.spin)
 	s.cur = w
 	return p, alive, nil
 }

@@ -35,7 +35,8 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 
 	// The first terminal takes a pipe's worth and no more: the rest of
 	// what the feeder read is held when its child ends.
-	in1, took1 := childPipe(t)
+	in1, took1, err := pipeio.Pipe(false)
+	require.NoError(t, err)
 	out1, end1, err := pipeio.Pipe(true)
 	require.NoError(t, err)
 	term.attach(in1, out1, nil)
@@ -56,7 +57,8 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	require.NoError(t, err)
 	took1.Close()
 
-	in2, took2 := childPipe(t)
+	in2, took2, err := pipeio.Pipe(false)
+	require.NoError(t, err)
 	out2, end2, err := pipeio.Pipe(true)
 	require.NoError(t, err)
 	term.attach(in2, out2, nil)

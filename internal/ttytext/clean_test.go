@@ -1,4 +1,4 @@
-package ttytext
+package ttytext_test
 
 import (
 	"bytes"
@@ -9,11 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fifobridge/fifobridge/internal/ttytext"
 	"github.com/fifobridge/fifobridge/turn"
 )
 
 func clean(parts ...string) string {
-	var c Cleaner
+	var c ttytext.Cleaner
 	var out []byte
 	for _, p := range parts {
 		out = c.Clean(out, []byte(p))
@@ -47,7 +48,7 @@ func TestClean(t *testing.T) {
 // TestCleanHoldsNothingVisible: what shows is handed on at once, a line
 // without its newline (a prompt, a question) too.
 func TestCleanHoldsNothingVisible(t *testing.T) {
-	var c Cleaner
+	var c ttytext.Cleaner
 	require.Equal(t, "$ ", string(c.Clean(nil, []byte("\x1b[0m$ "))))
 	require.Equal(t, "Proceed? [Y/n] ", string(c.Clean(nil, []byte("\r\nProceed? [Y/n] \x1b[?25h"))[1:]))
 }
@@ -93,7 +94,7 @@ func TestCleanAsAskCleans(t *testing.T) {
 		take(tr.Output(in[cut:], now))
 		take(tr.EOF())
 
-		var c Cleaner
+		var c ttytext.Cleaner
 		got := c.Clean(nil, in[:cut])
 		got = c.Flush(c.Clean(got, in[cut:]))
 		require.Equal(t, string(want), string(got), "case %d: %q", n, in)
