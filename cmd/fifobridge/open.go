@@ -152,7 +152,7 @@ func openExit(ctx context.Context, name string, err error, timeout time.Duration
 	case err == nil:
 		return 0
 	case errors.As(err, &rej) && rej.TimedOut:
-		say(ctx, "fifobridge open: %s; session %s stays open: `fifobridge close %s` ends it\n", rej.Msg, name, name)
+		say(ctx, "fifobridge open: %s\n", rej.Msg) // the agent's line says that the session stays open and how to close it
 		return exitTimedOut
 	case errors.As(err, &rej) && (rej.Code == 126 || rej.Code == 127):
 		say(ctx, "fifobridge open: %s\n", rej.Msg)
