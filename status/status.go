@@ -51,29 +51,48 @@ type Status struct {
 	// Sessions lists the open sessions in sessions mode, by name, where
 	// the other modes have Child; the file then has no "child".
 	Sessions []Session `json:"sessions,omitempty"`
+	// SessionsJSON, when set, is the "sessions" array already encoded,
+	// which MarshalJSON writes as it is in place of Sessions: the agent
+	// encodes a session again only when it changed, not at every
+	// rewrite. It is never read back.
+	SessionsJSON json.RawMessage `json:"-"`
 }
 
 // ModeSessions is the mode of an agent that serves sessions.
 const ModeSessions = "sessions"
 
 // MarshalJSON writes the status file's JSON: in sessions mode without
-// "child" and with "sessions" always present (empty when none is open).
+// "child" and with "sessions" always present (empty when none is open),
+// last, from SessionsJSON when that is set.
 func (s Status) MarshalJSON() ([]byte, error) {
 	type plain Status
 	if s.Mode != ModeSessions {
 		return json.Marshal(plain(s))
 	}
-	sessions := s.Sessions
-	if sessions == nil {
-		sessions = []Session{}
+	encoded := s.SessionsJSON
+	if encoded == nil {
+		sessions := s.Sessions
+		if sessions == nil {
+			sessions = []Session{}
+		}
+		var err error
+		if encoded, err = json.Marshal(sessions); err != nil {
+			return nil, err
+		}
 	}
-	// The outer fields, less deep, hide the embedded ones of the same
-	// name.
-	return json.Marshal(struct {
+	// The outer fields, less deep and nil, hide the embedded ones of the
+	// same name; "sessions" is appended last.
+	b, err := json.Marshal(struct {
 		plain
 		Child    *struct{} `json:"child,omitempty"`
-		Sessions []Session `json:"sessions"`
-	}{plain: plain(s), Sessions: sessions})
+		Sessions *struct{} `json:"sessions,omitempty"`
+	}{plain: plain(s)})
+	if err != nil {
+		return nil, err
+	}
+	b = append(b[:len(b)-1], `,"sessions":`...)
+	b = append(b, encoded...)
+	return append(b, '}'), nil
 }
 
 // Session is one open session of sessions mode: its child as ChildStatus
@@ -296,7 +315,9 @@ func (w *Writer) Write() error {
 // for the plain rename every reader of the code knows.
 func WriteAt(d *sharedir.Dir, name string, s Status, perm os.FileMode) error {
 	path := d.Join(name)
-	b, err := json.Marshal(s)
+	// Called directly, not through json.Marshal, which would scan the
+	// sessions already encoded again to check them.
+	b, err := s.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}

@@ -31,6 +31,8 @@ type session struct {
 
 	closing atomic.Bool // a close (or the agent's stop) began
 
+	part part // its part of the status file's sessions, as last encoded (render.go)
+
 	done   chan struct{} // closed once it is gone; then status and err are set
 	status child.ExitStatus
 	err    error
@@ -62,7 +64,7 @@ func (t *Table) runSession(s *session) {
 	}
 	t.removeFiles(s.name, s.files)
 	t.mu.Lock()
-	delete(t.sessions, s.name)
+	t.remove(s)
 	t.mu.Unlock()
 	t.flush()
 	close(s.done)

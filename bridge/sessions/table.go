@@ -38,6 +38,7 @@ type Table struct {
 	poke   func()
 	rule   *bound.Rule
 	idle   *idle.Clock // control lines and sessions' ends, for -idle-timeout (sessions mode)
+	render renderer    // the sessions' parts of the status file (render.go)
 
 	nextID uint64 // ids given to lines that came without one; the loop's own
 
@@ -45,6 +46,7 @@ type Table struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by name; stream mode's one is ""
+	order    []*session          // the same, sorted by name
 	waiting  int                 // answers waiting (maxWaiting)
 	ctx      context.Context     // of run; done means stopping
 }
