@@ -3,7 +3,6 @@
 package sessions
 
 import (
-
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
 )
@@ -28,4 +27,3 @@ func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	}
 	t.later(func() { t.write(ctl.ID, reply, frame) })
 }
-
