@@ -58,10 +58,5 @@ func (in input) served(s status.Status) (status.FIFO, bool) {
 
 // findSession returns the session name the status file s lists.
 func findSession(s status.Status, name string) (status.Session, bool) {
-	for _, sess := range s.Sessions {
-		if sess.Name == name {
-			return sess, true
-		}
-	}
-	return status.Session{}, false
+	return s.Session(name)
 }

@@ -51,10 +51,12 @@ type Status struct {
 	// Sessions lists the open sessions in sessions mode, by name, where
 	// the other modes have Child; the file then has no "child".
 	Sessions []Session `json:"sessions,omitempty"`
-	// SessionsJSON, when set, is the "sessions" array already encoded,
-	// which MarshalJSON writes as it is in place of Sessions: the agent
-	// encodes a session again only when it changed, not at every
-	// rewrite. It is never read back.
+	// SessionsJSON, when set, is the "sessions" array as encoded, which
+	// MarshalJSON writes as it is in place of Sessions: the agent encodes
+	// a session again only when it changed, not at every rewrite. A file
+	// read (ReadAt, ReadOwnedAt, Read) has it as read, and no Sessions:
+	// Session decodes the one asked for, so that a client's read costs
+	// about the same with many sessions open as with one.
 	SessionsJSON json.RawMessage `json:"-"`
 }
 
@@ -359,12 +361,12 @@ func Read(path string) (Status, error) {
 // ReadAt reads the status file name of d, as Read does, through d's
 // descriptor: a client that entered DIR once reads DIR/status.json with it.
 func ReadAt(d *sharedir.Dir, name string) (Status, error) {
-	var s Status
 	b, err := readFileAt(d, name)
 	if err != nil {
-		return s, fmt.Errorf("read status: %w", err)
+		return Status{}, fmt.Errorf("read status: %w", err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := decode(b)
+	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
 	return s, nil
@@ -381,7 +383,7 @@ func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
 }
 
 // maxFile bounds what ReadOwnedAt reads: a status file is a few hundred
-// bytes.
+// bytes, and half a kilobyte more per open session.
 const maxFile = 1 << 20
 
 // ReadOwnedAt reads the status file name of d as ReadAt does, but only
@@ -409,7 +411,7 @@ func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
 	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	if s, err = decode(b); err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
 	return s, nil
