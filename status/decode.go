@@ -3,45 +3,30 @@
 package status
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/fifobridge/fifobridge/internal/jsonskim"
 )
 
 // decode decodes the bytes of a status file: every member but "sessions"
-// into s's fields, and the "sessions" array, skimmed (skim.go), into
-// s.SessionsJSON as it is written, for Session to decode the one asked
-// for. Bytes the skim does not take are left to encoding/json, which
-// says what is wrong with them.
+// into s's fields, and the "sessions" array, skimmed (package jsonskim),
+// into s.SessionsJSON as it is written, for Session to decode the one
+// asked for. Bytes the skim does not take are left to encoding/json,
+// which says what is wrong with them.
 func decode(b []byte) (Status, error) {
 	var s Status
-	m, found, err := member(b, "sessions")
+	rest, sessions, found, err := jsonskim.Cut(b, "sessions")
 	if err != nil {
 		err = json.Unmarshal(b, &s)
 		return s, err
 	}
-	head := b
-	if found {
-		head = without(b, m.start, m.end)
-	}
-	if err := json.Unmarshal(head, &s); err != nil {
+	if err := json.Unmarshal(rest, &s); err != nil {
 		return s, err
 	}
 	if found {
-		s.SessionsJSON = b[m.value:m.end]
+		s.SessionsJSON = sessions
 	}
 	return s, nil
-}
-
-// without is the object b without its member b[start:end] and the comma
-// that parts it from the one before or after it.
-func without(b []byte, start, end int) []byte {
-	before := bytes.TrimRight(b[:start], " \t\r\n")
-	if n := len(before); n > 0 && before[n-1] == ',' {
-		start = n - 1
-	} else if after := skipSpace(b, end); after < len(b) && b[after] == ',' {
-		end = after + 1
-	}
-	return append(append(make([]byte, 0, len(b)-(end-start)), b[:start]...), b[end:]...)
 }
 
 // Session returns session name as s lists it, and whether s lists it.
@@ -59,7 +44,7 @@ func (s Status) Session(name string) (Session, bool) {
 	}
 	var found Session
 	ok := false
-	eachElement(s.SessionsJSON, func(elem []byte) bool {
+	jsonskim.Elements(s.SessionsJSON, func(elem []byte) bool {
 		if !named(elem, name) {
 			return false
 		}
@@ -73,18 +58,12 @@ func (s Status) Session(name string) (Session, bool) {
 }
 
 // named says whether the object elem may be session name's: its "name"
-// is written as name plain, or written otherwise (escaped, or not found
-// by the skim), which only decoding elem tells.
+// is name, or the skim cannot tell (decoding elem then does).
 func named(elem []byte, name string) bool {
-	m, found, err := member(elem, "name")
+	v, found, err := jsonskim.Find(elem, "name")
 	if err != nil || !found {
 		return true
 	}
-	v := elem[m.value:m.end]
-	for _, c := range v {
-		if c == '\\' || c < ' ' || c >= 0x80 {
-			return true
-		}
-	}
-	return len(v) >= 2 && v[0] == '"' && string(v[1:len(v)-1]) == name
+	got, err := jsonskim.Text(v)
+	return err != nil || got == name
 }
