@@ -104,8 +104,9 @@ func (s Sessions) Close(ctx context.Context, names ...string) []Closed {
 }
 
 // List returns the open sessions, as the status file's "sessions" array
-// holds them: parsed, and as the agent wrote it.
-func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, error) {
+// holds them: what ls shows of each (status.Briefs: the rest of each is
+// skimmed, not decoded), and the array as the agent wrote it.
+func (s Sessions) List(ctx context.Context) ([]status.Brief, json.RawMessage, error) {
 	f, err := s.control(ctx, protocol.Control{Op: protocol.OpList}, protocol.FrameSessions)
 	if err != nil {
 		return nil, nil, err
@@ -114,8 +115,8 @@ func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, 
 	if len(raw) == 0 {
 		raw = json.RawMessage("[]")
 	}
-	var list []status.Session
-	if err := json.Unmarshal(raw, &list); err != nil {
+	list, err := status.Briefs(raw)
+	if err != nil {
 		return nil, nil, fmt.Errorf("read the list of sessions: %w", err)
 	}
 	return list, raw, nil

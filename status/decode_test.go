@@ -3,8 +3,12 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -125,4 +129,59 @@ func FuzzDecodeSession(f *testing.F) {
 		}
 		requireDecodes(t, b, name, "other", fmt.Sprintf("%s!", name))
 	})
+}
+
+// What ls shows of each session is what decoding the array whole gives,
+// in its order, without decoding the rest.
+func TestBriefs(t *testing.T) {
+	s := sessionsFile([]string{"a", `q"uote`, "é", "s1"}, `"name":"x"`, "}]")
+	s.Sessions[1].Turn = nil
+	s.Sessions[2].Restarts, s.Sessions[2].StartedAt = 3, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	s.Sessions[3].State = "backoff"
+	encoded, err := json.Marshal(s.Sessions)
+	require.NoError(t, err)
+	indented, err := json.MarshalIndent(s.Sessions, "", " ")
+	require.NoError(t, err)
+	var want []Brief
+	for _, sess := range s.Sessions {
+		b := Brief{Name: sess.Name, PID: sess.PID, State: sess.State, StartedAt: sess.StartedAt, Restarts: sess.Restarts}
+		if sess.Turn != nil {
+			b.Turn = sess.Turn.State
+		}
+		want = append(want, b)
+	}
+	for _, b := range [][]byte{encoded, indented} {
+		got, err := Briefs(b)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	got, err := Briefs(json.RawMessage(`[]`))
+	require.NoError(t, err)
+	require.Empty(t, got)
+	for _, damaged := range []string{``, `[`, `[{"name":"a"`, `[{"name":1}]`, `[{"pid":"x"}]`, `[{"started_at":"then"}]`} {
+		_, err := Briefs(json.RawMessage(damaged))
+		require.Error(t, err, "%s", damaged)
+	}
+}
+
+// readAll reads a file whole, whatever its length, or its first limit
+// bytes.
+func TestReadAll(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 511, 512, 513, 4096, 100000} {
+		want := bytes.Repeat([]byte("x"), n)
+		path := filepath.Join(dir, fmt.Sprint(n))
+		require.NoError(t, os.WriteFile(path, want, 0o600))
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		got, err := readAll(f, 0)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		_, err = f.Seek(0, io.SeekStart)
+		require.NoError(t, err)
+		got, err = readAll(f, 1000)
+		require.NoError(t, err)
+		require.Equal(t, want[:min(n, 1000)], got)
+		f.Close()
+	}
 }

@@ -379,7 +379,40 @@ func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	return readAll(f, 0)
+}
+
+// readAll reads the regular file f to its end, or limit bytes of it when
+// limit is not 0, into one buffer the size its length says: the file of
+// an agent with many sessions is read in one allocation, not in a buffer
+// grown by doubling from 512 bytes.
+func readAll(f *os.File, limit int) ([]byte, error) {
+	size := 512
+	if st, err := f.Stat(); err == nil && st.Size() < 1<<30 {
+		size = max(size, int(st.Size())+1) // one more: the read that sees the end
+	}
+	if limit > 0 {
+		size = min(size, limit)
+	}
+	b := make([]byte, 0, size)
+	for limit == 0 || len(b) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		free := cap(b)
+		if limit > 0 {
+			free = min(free, limit)
+		}
+		n, err := f.Read(b[len(b):free])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // maxFile bounds what ReadOwnedAt reads: a status file is a few hundred
@@ -407,7 +440,7 @@ func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
 		return s, fmt.Errorf("read status %s: it belongs to uid %d (mode %04o), not to the agent's user (uid %d) alone",
 			d.Join(name), st.Uid, st.Mode&0o7777, uid)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFile))
+	b, err := readAll(f, maxFile)
 	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}

@@ -57,15 +57,15 @@ func ls(cmdline []string) int {
 
 // formatSessions is ls's text: one line per session, sorted by name, in
 // aligned columns NAME PID STATE AGE RESTARTS TURN.
-func formatSessions(list []status.Session, now time.Time) string {
+func formatSessions(list []status.Brief, now time.Time) string {
 	list = slices.Clone(list)
-	slices.SortFunc(list, func(a, b status.Session) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(list, func(a, b status.Brief) int { return strings.Compare(a.Name, b.Name) })
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
 	for _, s := range list {
 		turn := "-"
-		if s.Turn != nil {
-			turn = s.Turn.State
+		if s.Turn != "" {
+			turn = s.Turn
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", s.Name, s.PID, s.State, age(now.Sub(s.StartedAt)), s.Restarts, turn)
 	}

@@ -112,8 +112,8 @@ func TestCloseExit(t *testing.T) {
 // AGE RESTARTS TURN, TURN "-" without a prompt, and no header.
 func TestFormatSessions(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	got := formatSessions([]status.Session{
-		{Name: "sh1", PID: 12, State: "running", StartedAt: now.Add(-90 * time.Second), Restarts: 0, Turn: &status.Turn{State: "ready"}},
+	got := formatSessions([]status.Brief{
+		{Name: "sh1", PID: 12, State: "running", StartedAt: now.Add(-90 * time.Second), Restarts: 0, Turn: "ready"},
 		{Name: "py", PID: 1234, State: "backoff", StartedAt: now.Add(-3 * time.Hour), Restarts: 2},
 	}, now)
 	require.Equal(t, "py   1234  backoff  3h0m   2  -\nsh1  12    running  1m30s  0  ready\n", got)
