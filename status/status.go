@@ -84,7 +84,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 	}
 	// The outer fields, less deep and nil, hide the embedded ones of the
 	// same name; "sessions" is appended last.
-	b, err := json.Marshal(struct {
+	head, err := json.Marshal(struct {
 		plain
 		Child    *struct{} `json:"child,omitempty"`
 		Sessions *struct{} `json:"sessions,omitempty"`
@@ -92,8 +92,10 @@ func (s Status) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = append(b[:len(b)-1], `,"sessions":`...)
-	b = append(b, encoded...)
+	const key = `,"sessions":`
+	// One allocation, with room for the newline WriteAt adds.
+	b := append(make([]byte, 0, len(head)+len(key)+len(encoded)+1), head[:len(head)-1]...)
+	b = append(append(b, key...), encoded...)
 	return append(b, '}'), nil
 }
 

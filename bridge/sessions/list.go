@@ -16,7 +16,7 @@ func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		t.refuse(ctl, reply, err)
 		return
 	}
-	frame := protocol.AppendSessions(nil, ctl.ID, b)
+	frame := protocol.AppendSessions(make([]byte, 0, len(b)+len(ctl.ID)+64), ctl.ID, b) // one allocation
 	if len(frame) <= pipeBuf {
 		t.writeNow(ctl.ID, reply, frame)
 		return

@@ -20,10 +20,15 @@ import (
 // stream.Engine.Changes), and what time alone changes (a restart leaving
 // the restart window) is rendered again every time while it shows.
 
-// renderer holds the sessions' parts as last encoded; its lock is taken
-// by one rendering at a time (the status file's writer, a list).
+// renderer holds the sessions' parts as last encoded, and the array as
+// last joined; its lock is taken by one rendering at a time (the status
+// file's writer, a list).
 type renderer struct {
 	mu sync.Mutex
+	// array is the array as last joined, of the table's sessions at
+	// order; it is never changed, only replaced.
+	array json.RawMessage
+	order uint64
 	// encoded counts the sessions encoded, for tests.
 	encoded uint64
 }
@@ -46,70 +51,78 @@ func (s *session) changes() uint64 {
 	return n
 }
 
-// sessionsJSON is the "sessions" array of every open session, by name.
+// sessionsJSON is the "sessions" array of every open session, by name:
+// the array joined last, when no session was encoded again and none
+// opened or closed since; it is never changed.
 func (t *Table) sessionsJSON() (json.RawMessage, error) {
-	all := t.byName()
-	t.render.mu.Lock()
-	defer t.render.mu.Unlock()
-	b := make([]byte, 0, 2+len(all)*t.render.sizeHint(all))
-	b = append(b, '[')
-	for i, s := range all {
-		p, err := t.render.part(s)
+	all, order := t.byName()
+	r := &t.render
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fresh := r.array == nil || r.order != order
+	size := 2
+	for _, s := range all {
+		again, err := r.encode(s)
 		if err != nil {
 			return nil, err
 		}
+		fresh = fresh || again
+		size += len(s.part.json) + 1
+	}
+	if !fresh {
+		return r.array, nil
+	}
+	b := append(make([]byte, 0, size), '[')
+	for i, s := range all {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, p...)
+		b = append(b, s.part.json...)
 	}
-	return append(b, ']'), nil
+	r.array, r.order = append(b, ']'), order
+	return r.array, nil
 }
 
-// sizeHint is the length of the first session's part, a guess at every
-// part's, for the array's buffer.
-func (r *renderer) sizeHint(all []*session) int {
-	if len(all) == 0 {
-		return 0
-	}
-	return len(all[0].part.json) + 1
-}
-
-// part is s's part of the array, encoded again only when s changed
-// since it last was, or shows what time alone changes.
-func (r *renderer) part(s *session) ([]byte, error) {
+// encode encodes s's part of the array again when s changed since it
+// last was, or shows what time alone changes, and says whether it did.
+func (r *renderer) encode(s *session) (bool, error) {
 	n := s.changes() // before the snapshot: a change after it moves it again
 	if s.part.json != nil && s.part.changes == n && !s.part.timed {
-		return s.part.json, nil
+		return false, nil
 	}
 	st := asSessions([]entryStatus{s.describe()})[0]
 	b, err := json.Marshal(st)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	r.encoded++
 	s.part = part{json: b, changes: n, timed: st.Child.RecentRestarts > 0}
-	return b, nil
+	return true, nil
 }
 
-// byName is every open session, by name.
-func (t *Table) byName() []*session {
+// byName is every open session, by name, and how many times sessions
+// were opened or closed so far.
+func (t *Table) byName() ([]*session, uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.Clone(t.order)
+	return slices.Clone(t.order), t.reorders
 }
 
 // insert puts s in the table, in its order by name; t.mu is held.
 func (t *Table) insert(s *session) {
 	t.sessions[s.name] = s
-	i, _ := slices.BinarySearchFunc(t.order, s.name, func(e *session, name string) int { return strings.Compare(e.name, name) })
+	i, _ := slices.BinarySearchFunc(t.order, s.name, compareName)
 	t.order = slices.Insert(t.order, i, s)
+	t.reorders++
 }
 
 // remove takes s out of the table; t.mu is held.
 func (t *Table) remove(s *session) {
 	delete(t.sessions, s.name)
-	if i, found := slices.BinarySearchFunc(t.order, s.name, func(e *session, name string) int { return strings.Compare(e.name, name) }); found {
+	if i, found := slices.BinarySearchFunc(t.order, s.name, compareName); found {
 		t.order = slices.Delete(t.order, i, i+1)
 	}
+	t.reorders++
 }
+
+func compareName(s *session, name string) int { return strings.Compare(s.name, name) }

@@ -42,6 +42,8 @@ func TestStatusEncodesOnlyChangedSessions(t *testing.T) {
 		h.e.Snapshot()
 	}
 	require.Equal(t, encoded, h.encoded(), "quiet sessions are not encoded again")
+	require.True(t, unsafe.SliceData(h.e.Snapshot().SessionsJSON) == unsafe.SliceData(h.e.Snapshot().SessionsJSON),
+		"nor is the array joined again")
 	h.requireFresh()
 
 	out, _ := h.ask("c", "echo hi")
@@ -76,7 +78,8 @@ func (h *harness) parts() map[string]*byte {
 	h.e.render.mu.Lock()
 	defer h.e.render.mu.Unlock()
 	out := map[string]*byte{}
-	for _, s := range h.e.byName() {
+	all, _ := h.e.byName()
+	for _, s := range all {
 		out[s.name] = unsafe.SliceData(s.part.json)
 	}
 	return out

@@ -75,7 +75,7 @@ func asSessions(all []entryStatus) []status.Session {
 
 // list is the status of every entry, by name.
 func (t *Table) list() []entryStatus {
-	all := t.byName()
+	all, _ := t.byName()
 	out := make([]entryStatus, 0, len(all))
 	for _, s := range all {
 		out = append(out, s.describe())

@@ -47,6 +47,7 @@ type Table struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by name; stream mode's one is ""
 	order    []*session          // the same, sorted by name
+	reorders uint64              // insertions in and removals from order
 	waiting  int                 // answers waiting (maxWaiting)
 	ctx      context.Context     // of run; done means stopping
 }
