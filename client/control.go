@@ -142,11 +142,14 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 		return protocol.Frame{}, err
 	}
 	defer dir.Close()
-	if err := requireSessions(dir, commandOf[c.Op]); err != nil {
+	agent, err := requireSessions(dir, commandOf[c.Op])
+	if err != nil {
 		return protocol.Frame{}, err
 	}
 	c.ID = randname.New()
-	t := trip{in: dirInput(dir, inName), relay: relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: s.Warn},
+	in := dirInput(dir, inName)
+	in.agent = agent
+	t := trip{in: in, relay: relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: s.Warn},
 		line: func(reply string) ([]byte, error) {
 			c.Reply = reply
 			return encodeLine(c)

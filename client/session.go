@@ -29,27 +29,29 @@ const sessionsName = "sessions"
 // requireSessions fails unless a live agent serves dir in sessions mode,
 // as its status file says: ErrNoAgent when none does (no status file, or
 // nobody holds the lock), ErrNotSessions when it runs in another mode.
+// It returns that agent's identity, for the watch of the line's answer
+// (input.agent): the status file is read once for both.
 // what names the command, for the message. An agent writes its status
 // file before it serves its FIFOs, so the file read is the serving
 // agent's own. A line for sessions is never written on a guess: in exec
 // mode DIR/in would take it as a request, in stream mode as the child's
 // input.
-func requireSessions(dir *sharedir.Dir, what string) error {
+func requireSessions(dir *sharedir.Dir, what string) (agent string, err error) {
 	s, err := status.ReadAt(dir, statusName)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode sessions, whose -status is DIR/status.json)",
+		return "", fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode sessions, whose -status is DIR/status.json)",
 			ErrNoAgent, dir.Path(), what)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNoAgent, err)
+		return "", fmt.Errorf("%w: %v", ErrNoAgent, err)
 	}
 	if ok, err := status.AgentAliveAt(dir); err != nil || !ok || s.State == "stopped" {
-		return fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
+		return "", fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
 	}
 	if s.Mode != status.ModeSessions {
-		return fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
+		return "", fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
 	}
-	return nil
+	return identity(s), nil
 }
 
 // checkSessionName fails unless name may name a session: a name that
@@ -72,7 +74,8 @@ func enterSession(dir *sharedir.Dir, name string) (input, error) {
 	if err := checkSessionName(name); err != nil {
 		return input{}, err
 	}
-	if err := requireSessions(dir, "ask -session"); err != nil {
+	agent, err := requireSessions(dir, "ask -session")
+	if err != nil {
 		return input{}, err
 	}
 	notOpen := func() error {
@@ -102,5 +105,5 @@ func enterSession(dir *sharedir.Dir, name string) (input, error) {
 		}
 		return input{}, fmt.Errorf("%w: %v", ErrNoConversation, err)
 	}
-	return input{dir: dir, fifos: sd, name: askName, session: name}, nil
+	return input{dir: dir, fifos: sd, name: askName, session: name, agent: agent}, nil
 }
