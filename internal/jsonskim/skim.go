@@ -19,19 +19,22 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index just after the string that begins at
-// b[i], a quote.
+// b[i], a quote: at the first quote after it that an even number of
+// backslashes precede (an odd number escapes it).
 func skipString(b []byte, i int) (int, error) {
-	i++ // the opening quote
-	for i < len(b) {
-		j := bytes.IndexAny(b[i:], `"\`)
-		if j < 0 {
+	for i++; i < len(b); i++ {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
 			break
 		}
-		i += j
-		if b[i] == '"' {
+		i += q
+		k := i - 1
+		for b[k] == '\\' { // b[start] is the opening quote: k stops there
+			k--
+		}
+		if (i-1-k)%2 == 0 {
 			return i + 1, nil
 		}
-		i += 2 // a backslash and the byte it escapes
 	}
 	return 0, ErrNotJSON
 }
@@ -68,33 +71,39 @@ func endsLiteral(c byte) bool {
 	return false
 }
 
+// structural marks the bytes a skim of nested values stops at.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
+
 // skipNested returns the index just after the object or array that
-// begins at b[i], whatever it nests. One loop over the bytes, strings
-// included, is what makes a skim cheaper than a decode.
+// begins at b[i], whatever it nests: a loop that jumps from one
+// structural byte to the next, and over strings by their quotes, which
+// is what makes a skim cheaper than a decode.
 func skipNested(b []byte, i int) (int, error) {
-	depth, quoted := 0, false
-	for ; i < len(b); i++ {
-		c := b[i]
-		if quoted {
-			switch c {
-			case '\\':
-				i++ // the byte it escapes
-			case '"':
-				quoted = false
-			}
-			continue
+	depth := 0
+	for i < len(b) {
+		for i < len(b) && !structural[b[i]] {
+			i++
 		}
-		switch c {
+		if i == len(b) {
+			break
+		}
+		switch b[i] {
 		case '"':
-			quoted = true
+			end, err := skipString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			i = end
+			continue
 		case '{', '[':
 			depth++
-		case '}', ']':
+		default: // '}', ']'
 			depth--
 			if depth == 0 {
 				return i + 1, nil
 			}
 		}
+		i++
 	}
 	return 0, ErrNotJSON
 }
