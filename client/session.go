@@ -37,7 +37,7 @@ const sessionsName = "sessions"
 // mode DIR/in would take it as a request, in stream mode as the child's
 // input.
 func requireSessions(dir *sharedir.Dir, what string) (agent string, err error) {
-	s, err := status.ReadAt(dir, statusName)
+	s, err := status.ReadHeadAt(dir, statusName)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode sessions, whose -status is DIR/status.json)",
 			ErrNoAgent, dir.Path(), what)

@@ -4,6 +4,9 @@ package status
 
 import (
 	"encoding/json"
+	"io"
+	"os"
+	"slices"
 
 	"github.com/fifobridge/fifobridge/internal/jsonskim"
 )
@@ -27,6 +30,40 @@ func decode(b []byte) (Status, error) {
 		s.SessionsJSON = sessions
 	}
 	return s, nil
+}
+
+// headChunk is what decodeHead reads at a time: an agent's own fields
+// take a few hundred bytes.
+const headChunk = 4096
+
+// decodeHead reads f up to its "sessions" member, at most limit bytes
+// when limit is not 0, and decodes all before it (jsonskim.Head): the
+// sessions are neither read nor decoded. Bytes the skim does not take
+// are left to encoding/json, which says what is wrong with them.
+func decodeHead(f *os.File, limit int) (Status, error) {
+	var s Status
+	b := make([]byte, 0, headChunk)
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b))
+		}
+		free := cap(b)
+		if limit > 0 {
+			free = min(free, limit)
+		}
+		n, err := f.Read(b[len(b):free])
+		b = b[:len(b)+n]
+		if err != nil && err != io.EOF {
+			return s, err
+		}
+		head, _, herr := jsonskim.Head(b, "sessions")
+		if herr == nil || err == io.EOF || len(b) == limit {
+			if herr != nil {
+				head = b
+			}
+			return s, json.Unmarshal(head, &s)
+		}
+	}
 }
 
 // Session returns session name as s lists it, and whether s lists it.

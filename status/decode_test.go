@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // sessionsFile is a sessions mode status file with sessions named
@@ -183,5 +185,49 @@ func TestReadAll(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want[:min(n, 1000)], got)
 		f.Close()
+	}
+}
+
+// A head read decodes what a whole read does but the sessions, which it
+// does not read: here a file of 300 sessions, whose fields come in the
+// first kilobyte; and it reads a file without sessions (stream mode),
+// or one it cannot take, as a whole read does.
+func TestReadHead(t *testing.T) {
+	dir := t.TempDir()
+	d, err := sharedir.Open(dir, false)
+	require.NoError(t, err)
+	defer d.Close()
+	names := make([]string, 300)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i)
+	}
+	for _, s := range []Status{sessionsFile(names, "p", "l"), {PID: 3, Mode: "stream", State: "running"}, sessionsFile(nil, "", "")} {
+		require.NoError(t, WriteAt(d, "status.json", s, 0o600))
+		whole, err := ReadAt(d, "status.json")
+		require.NoError(t, err)
+		head, err := ReadHeadAt(d, "status.json")
+		require.NoError(t, err)
+		owned, err := ReadOwnedHeadAt(d, "status.json", uint32(os.Geteuid()))
+		require.NoError(t, err)
+		require.Nil(t, head.SessionsJSON)
+		require.Equal(t, head, owned)
+		whole.Sessions, whole.SessionsJSON = nil, nil
+		require.Equal(t, whole, head)
+	}
+	require.NoError(t, WriteAt(d, "status.json", sessionsFile(names, "p", "l"), 0o600))
+	f, err := os.Open(filepath.Join(dir, "status.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	_, err = decodeHead(f, 0)
+	require.NoError(t, err)
+	at, err := f.Seek(0, io.SeekCurrent)
+	require.NoError(t, err)
+	require.Equal(t, int64(headChunk), at, "read one chunk of a file of %d bytes", st.Size())
+	for _, damaged := range []string{``, `{"pid":`, `{"pid":1,}`, `[1]`} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "bad"), []byte(damaged), 0o600))
+		_, err := ReadHeadAt(d, "bad")
+		require.Error(t, err, damaged)
 	}
 }

@@ -380,25 +380,30 @@ func Read(path string) (Status, error) {
 // ReadAt reads the status file name of d, as Read does, through d's
 // descriptor: a client that entered DIR once reads DIR/status.json with it.
 func ReadAt(d *sharedir.Dir, name string) (Status, error) {
-	b, err := readFileAt(d, name)
+	return readAt(d, name, readDecode)
+}
+
+// ReadHeadAt reads the status file name of d as ReadAt does, but none of
+// its sessions: only its bytes up to "sessions", which the agent writes
+// last, are read and decoded (Sessions and SessionsJSON stay nil). A
+// reader of the agent's own fields (its mode, state and inputs) so reads
+// the same few hundred bytes however many sessions are open.
+func ReadHeadAt(d *sharedir.Dir, name string) (Status, error) {
+	return readAt(d, name, decodeHead)
+}
+
+// readAt opens the regular file name of d and reads it with read.
+func readAt(d *sharedir.Dir, name string, read func(f *os.File, limit int) (Status, error)) (Status, error) {
+	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
 	if err != nil {
 		return Status{}, fmt.Errorf("read status: %w", err)
 	}
-	s, err := decode(b)
+	defer f.Close()
+	s, err := read(f, 0)
 	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
 	return s, nil
-}
-
-// readFileAt reads the regular file name of d.
-func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
-	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(f, 0)
 }
 
 // readAll reads the regular file f to its end, or limit bytes of it when
@@ -445,6 +450,17 @@ const maxFile = 1 << 20
 // write DIR, whoever put a file of their own there cannot have it taken
 // for the agent's.
 func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
+	return readOwned(d, name, uid, false)
+}
+
+// ReadOwnedHeadAt is ReadOwnedAt reading as ReadHeadAt does: none of the
+// sessions.
+func ReadOwnedHeadAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
+	return readOwned(d, name, uid, true)
+}
+
+// readOwned is ReadOwnedAt, or with head ReadOwnedHeadAt.
+func readOwned(d *sharedir.Dir, name string, uid uint32, head bool) (Status, error) {
 	var s Status
 	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
 	if err != nil {
@@ -459,12 +475,23 @@ func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
 		return s, fmt.Errorf("read status %s: it belongs to uid %d (mode %04o), not to the agent's user (uid %d) alone",
 			d.Join(name), st.Uid, st.Mode&0o7777, uid)
 	}
-	b, err := readAll(f, maxFile)
+	if head {
+		s, err = decodeHead(f, maxFile)
+	} else {
+		s, err = readDecode(f, maxFile)
+	}
 	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
-	if s, err = decode(b); err != nil {
-		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
-	}
 	return s, nil
+}
+
+// readDecode reads f, at most limit bytes of it when limit is not 0, and
+// decodes it (decode).
+func readDecode(f *os.File, limit int) (Status, error) {
+	b, err := readAll(f, limit)
+	if err != nil {
+		return Status{}, err
+	}
+	return decode(b)
 }

@@ -178,6 +178,46 @@ func Cut(obj []byte, key string) (rest, value []byte, found bool, err error) {
 	return rest, obj[m.value:m.end], true, nil
 }
 
+// Head returns the JSON object obj closed just before its first member
+// key, which it leaves out with every member after it; found is false,
+// and head is obj, when obj has no member key. Neither that member's
+// value nor anything after it is skimmed, nor need it be there: obj may
+// be the first bytes of a longer object. head is a new slice.
+func Head(obj []byte, key string) (head []byte, found bool, err error) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false, ErrNotJSON
+	}
+	last := i + 1 // the end of the members kept: after '{', or after a value
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] != '}' {
+		keyEnd, colon, err := skipKey(obj, i)
+		if err != nil {
+			return nil, false, err
+		}
+		if keyEnd-i == len(key)+2 && string(obj[i+1:keyEnd-1]) == key {
+			return append(append(make([]byte, 0, last+1), obj[:last]...), '}'), true, nil
+		}
+		if i, err = skipValue(obj, skipSpace(obj, colon+1)); err != nil {
+			return nil, false, err
+		}
+		last = i
+		i = skipSpace(obj, i)
+		switch {
+		case i < len(obj) && obj[i] == ',':
+			if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+				return nil, false, ErrNotJSON
+			}
+		case i >= len(obj) || obj[i] != '}':
+			return nil, false, ErrNotJSON
+		}
+	}
+	if i >= len(obj) {
+		return nil, false, ErrNotJSON
+	}
+	return obj, false, nil
+}
+
 // span is where a member of an object is in its bytes: from its key's
 // opening quote (start) to the end of its value (end), which begins at
 // value.

@@ -21,18 +21,30 @@ func skimsLikeDecoder(t *testing.T, b []byte) {
 	case map[string]any:
 		got := map[string]any{}
 		written := map[string]string{} // keys as written
+		var order []string
 		dup := false
 		require.NoError(t, Members(b, func(key, value []byte) bool {
 			k, err := Text(key)
 			require.NoError(t, err)
 			_, dup = got[k]
 			got[k], written[k] = decodeAny(t, value), string(key[1:len(key)-1])
+			order = append(order, k)
 			return dup
 		}))
 		if dup {
 			return
 		}
 		require.Equal(t, v, got)
+		for j, k := range order {
+			head, found, err := Head(b, written[k])
+			require.NoError(t, err)
+			require.True(t, found)
+			before := map[string]any{}
+			for _, kk := range order[:j] {
+				before[kk] = v[kk]
+			}
+			require.Equal(t, before, decodeAny(t, head), "%s before %q: %s", b, k, head)
+		}
 		for k := range v {
 			rest, value, found, err := Cut(b, written[k])
 			require.NoError(t, err)
@@ -143,8 +155,34 @@ func FuzzSkim(f *testing.F) {
 		Members(b, func(_, _ []byte) bool { return false })
 		Elements(b, func([]byte) bool { return false })
 		Cut(b, "a")
+		Head(b, "a")
 		if json.Valid(b) {
 			skimsLikeDecoder(t, b)
 		}
 	})
+}
+
+// Head closes an object before a member, of a whole object or of its
+// first bytes alone.
+func TestHead(t *testing.T) {
+	for _, tc := range []struct{ obj, head string }{
+		{`{"a":1,"s":[{"x":"}"}],"b":2}`, `{"a":1}`},
+		{`{"s":[1]}`, `{}`},
+		{`{ "a" : {"s":1} , "s" : [`, `{ "a" : {"s":1}}`},
+		{`{"a":"\"s\":","s":`, `{"a":"\"s\":"}`},
+	} {
+		head, found, err := Head([]byte(tc.obj), "s")
+		require.NoError(t, err, tc.obj)
+		require.True(t, found, tc.obj)
+		require.Equal(t, tc.head, string(head))
+		require.True(t, json.Valid(head))
+	}
+	head, found, err := Head([]byte(`{"a":1,"b":[2]}`), "s")
+	require.NoError(t, err)
+	require.False(t, found)
+	require.Equal(t, `{"a":1,"b":[2]}`, string(head))
+	for _, cut := range []string{`{"a":1,"b`, `{"a":[1,`, `{"a":1`, `{"a":1,}`, `[`, ``} {
+		_, _, err := Head([]byte(cut), "s")
+		require.Error(t, err, cut)
+	}
 }
