@@ -29,11 +29,13 @@ type Brief struct {
 func Briefs(sessions json.RawMessage) ([]Brief, error) {
 	var out []Brief
 	var err error
-	serr := jsonskim.Elements(sessions, func(elem []byte) bool {
-		var b Brief
-		b, err = brief(elem)
-		out = append(out, b)
-		return err != nil
+	n, serr := jsonskim.ElementMembers(sessions, func(n int, key, v []byte) {
+		for len(out) <= n {
+			out = append(out, Brief{})
+		}
+		if err == nil {
+			err = out[n].take(key, v)
+		}
 	})
 	if err == nil {
 		err = serr
@@ -41,36 +43,33 @@ func Briefs(sessions json.RawMessage) ([]Brief, error) {
 	if err != nil {
 		return nil, err
 	}
+	for len(out) < n { // sessions with no member: none the agent writes
+		out = append(out, Brief{})
+	}
 	return out, nil
 }
 
-// brief decodes what ls shows of the session elem.
-func brief(elem []byte) (Brief, error) {
-	var b Brief
+// take decodes the member key (as written) of a session into b, when ls
+// shows it.
+func (b *Brief) take(key, v []byte) error {
 	var err error
-	serr := jsonskim.Members(elem, func(key, v []byte) bool {
-		switch string(key) {
-		case `"name"`:
-			b.Name, err = jsonskim.Text(v)
-		case `"pid"`:
-			b.PID, err = number(v)
-		case `"state"`:
-			b.State, err = jsonskim.Text(v)
-		case `"started_at"`:
-			err = b.StartedAt.UnmarshalJSON(v)
-		case `"restarts"`:
-			b.Restarts, err = number(v)
-		case `"turn"`:
-			if state, found, ferr := jsonskim.Find(v, "state"); ferr == nil && found {
-				b.Turn, err = jsonskim.Text(state)
-			}
+	switch string(key) {
+	case `"name"`:
+		b.Name, err = jsonskim.Text(v)
+	case `"pid"`:
+		b.PID, err = number(v)
+	case `"state"`:
+		b.State, err = jsonskim.Text(v)
+	case `"started_at"`:
+		err = b.StartedAt.UnmarshalJSON(v)
+	case `"restarts"`:
+		b.Restarts, err = number(v)
+	case `"turn"`:
+		if state, found, ferr := jsonskim.Find(v, "state"); ferr == nil && found {
+			b.Turn, err = jsonskim.Text(state)
 		}
-		return err != nil
-	})
-	if err == nil {
-		err = serr
 	}
-	return b, err
+	return err
 }
 
 // number decodes the JSON number v as an int.

@@ -139,6 +139,40 @@ func Elements(arr []byte, f func(elem []byte) bool) error {
 	}
 }
 
+// ElementMembers calls f with each member of each element of the JSON
+// array arr, n numbering the elements from 0, its key and its value as
+// Members gives them, and returns how many elements there are: one skim
+// of arr, where Elements and then Members of each element would take
+// two. Every element must be an object.
+func ElementMembers(arr []byte, f func(n int, key, value []byte)) (int, error) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return 0, ErrNotJSON
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return 0, nil
+	}
+	for n := 0; ; n++ {
+		end, err := membersFrom(arr, i, func(key []byte, m span) bool {
+			f(n, key, arr[m.value:m.end])
+			return false
+		})
+		if err != nil {
+			return n, err
+		}
+		i = skipSpace(arr, end)
+		switch {
+		case i < len(arr) && arr[i] == ',':
+			i = skipSpace(arr, i+1)
+		case i < len(arr) && arr[i] == ']':
+			return n + 1, nil
+		default:
+			return n, ErrNotJSON
+		}
+	}
+}
+
 // Members calls f with each member of the JSON object obj, its key and
 // its value as written (the key's quotes included: Text decodes it),
 // until f returns true.
@@ -238,37 +272,43 @@ func find(obj []byte, key string) (m span, found bool, err error) {
 // span of each member of the JSON object obj until f returns true; the
 // members after that are not skimmed.
 func members(obj []byte, f func(key []byte, m span) bool) error {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return ErrNotJSON
+	_, err := membersFrom(obj, skipSpace(obj, 0), f)
+	return err
+}
+
+// membersFrom is members of the object that begins at b[i]; it returns
+// the index just after the object, or 0 when f stopped it.
+func membersFrom(b []byte, i int, f func(key []byte, m span) bool) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, ErrNotJSON
 	}
-	i = skipSpace(obj, i+1)
-	for i < len(obj) && obj[i] != '}' {
-		keyEnd, colon, err := skipKey(obj, i)
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		keyEnd, colon, err := skipKey(b, i)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		m := span{start: i, value: skipSpace(obj, colon+1)}
-		if m.end, err = skipValue(obj, m.value); err != nil {
-			return err
+		m := span{start: i, value: skipSpace(b, colon+1)}
+		if m.end, err = skipValue(b, m.value); err != nil {
+			return 0, err
 		}
-		if f(obj[i:keyEnd], m) {
-			return nil
+		if f(b[i:keyEnd], m) {
+			return 0, nil
 		}
-		i = skipSpace(obj, m.end)
+		i = skipSpace(b, m.end)
 		switch {
-		case i < len(obj) && obj[i] == ',':
-			if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-				return ErrNotJSON // a comma before the end
+		case i < len(b) && b[i] == ',':
+			if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+				return 0, ErrNotJSON // a comma before the end
 			}
-		case i >= len(obj) || obj[i] != '}':
-			return ErrNotJSON
+		case i >= len(b) || b[i] != '}':
+			return 0, ErrNotJSON
 		}
 	}
-	if i >= len(obj) {
-		return ErrNotJSON
+	if i >= len(b) {
+		return 0, ErrNotJSON
 	}
-	return nil
+	return i + 1, nil
 }
 
 // skipKey skims the key that begins at b[i]: it returns the index just

@@ -66,6 +66,26 @@ func skimsLikeDecoder(t *testing.T, b []byte) {
 			got = append(got, decodeAny(t, elem))
 			return false
 		}))
+		objects := make([]map[string]any, len(v))
+		count, err := ElementMembers(b, func(n int, key, value []byte) {
+			if objects[n] == nil {
+				objects[n] = map[string]any{}
+			}
+			k, err := Text(key)
+			require.NoError(t, err)
+			objects[n][k] = decodeAny(t, value)
+		})
+		if err == nil {
+			require.Len(t, v, count)
+		}
+		for n, e := range v {
+			if o, ok := e.(map[string]any); !ok {
+				require.Error(t, err, "element %d of %s is no object", n, b)
+				break
+			} else if len(o) > 0 && err == nil {
+				require.Equal(t, o, objects[n], "element %d of %s", n, b) // a key given twice aside
+			}
+		}
 		if len(v) == 0 {
 			require.Empty(t, got)
 			return
@@ -156,6 +176,7 @@ func FuzzSkim(f *testing.F) {
 		Elements(b, func([]byte) bool { return false })
 		Cut(b, "a")
 		Head(b, "a")
+		ElementMembers(b, func(int, []byte, []byte) {})
 		if json.Valid(b) {
 			skimsLikeDecoder(t, b)
 		}
@@ -184,5 +205,38 @@ func TestHead(t *testing.T) {
 	for _, cut := range []string{`{"a":1,"b`, `{"a":[1,`, `{"a":1`, `{"a":1,}`, `[`, ``} {
 		_, _, err := Head([]byte(cut), "s")
 		require.Error(t, err, cut)
+	}
+}
+
+// ElementMembers gives what Elements and then Members of each give.
+func TestElementMembers(t *testing.T) {
+	arr := []byte(`[{"a":1,"b":{"c":[2]}}, {} ,{"d":"]}"}]`)
+	type member struct {
+		n          int
+		key, value string
+	}
+	var want, got []member
+	n := 0
+	require.NoError(t, Elements(arr, func(elem []byte) bool {
+		require.NoError(t, Members(elem, func(key, value []byte) bool {
+			want = append(want, member{n, string(key), string(value)})
+			return false
+		}))
+		n++
+		return false
+	}))
+	count, err := ElementMembers(arr, func(n int, key, value []byte) {
+		got = append(got, member{n, string(key), string(value)})
+	})
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, 3, count)
+	require.Equal(t, 2, got[len(got)-1].n)
+	count, err = ElementMembers([]byte(` [ ] `), func(int, []byte, []byte) { t.Fatal("no element") })
+	require.NoError(t, err)
+	require.Zero(t, count)
+	for _, bad := range []string{`[1]`, `[{"a":1},]`, `[{"a":1}`, `{}`, `[{"a":1} {"b":2}]`} {
+		_, err := ElementMembers([]byte(bad), func(int, []byte, []byte) {})
+		require.Error(t, err, bad)
 	}
 }
