@@ -42,8 +42,8 @@ func TestStatusEncodesOnlyChangedSessions(t *testing.T) {
 		h.e.Snapshot()
 	}
 	require.Equal(t, encoded, h.encoded(), "quiet sessions are not encoded again")
-	require.True(t, unsafe.SliceData(h.e.Snapshot().SessionsJSON) == unsafe.SliceData(h.e.Snapshot().SessionsJSON),
-		"nor is the array joined again")
+	first, second := h.e.Snapshot().SessionsJSON, h.e.Snapshot().SessionsJSON
+	require.True(t, unsafe.SliceData(first) == unsafe.SliceData(second), "nor is the array joined again")
 	h.requireFresh()
 
 	out, _ := h.ask("c", "echo hi")
