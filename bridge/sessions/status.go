@@ -34,7 +34,7 @@ func (t *Table) Snapshot() status.Status {
 	}
 	st := status.Status{Mode: status.ModeSessions, State: string(child.StateRunning)}
 	b, err := t.sessionsJSON()
-	if err != nil { // not one of the contract's values: never seen
+	if err != nil { // encoding/json fails on no value a status.Session holds
 		t.log.Error("cannot encode the sessions for the status file", "err", err)
 		b = json.RawMessage("[]")
 	}
