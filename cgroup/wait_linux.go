@@ -11,13 +11,12 @@ import (
 
 // emptyRecheck bounds each wait for a change of cgroup.events, so that a
 // notification the kernel did not send costs at most this much: the
-// watch is made before the file is read, so none that was sent is lost.
-// emptyPoll is how often the file is read without a watch (no inotify
-// instance or watch to be had).
-const (
-	emptyRecheck = 100 * time.Millisecond
-	emptyPoll    = 10 * time.Millisecond
-)
+// watch is made before the file is read, so none that was sent is lost
+// (tests make it longer). emptyPoll is how often the file is read
+// without a watch (no inotify instance or watch to be had).
+var emptyRecheck = 100 * time.Millisecond
+
+const emptyPoll = 10 * time.Millisecond
 
 // addWatch adds the watch of an EmptyWatch; tests replace it to make it
 // fail.
@@ -38,9 +37,19 @@ type EmptyWatch struct {
 	tried   bool         // the watch was made, or could not be
 	w       *watch.Watch // nil without a watch
 	changed chan struct{}
-	every   time.Duration // how long to wait without a notification
+	wake    <-chan struct{} // WakeOn's, until it is closed
+	every   time.Duration   // how long to wait without a notification
 	timer   *time.Timer
 }
+
+// WakeOn has the waits read cgroup.events again as soon as ch is closed
+// (once), besides at its notifications: the caller knows a moment the
+// cgroup may have emptied, such as its last process reaped (the kernel
+// empties the cgroup before it tells the parent), where the notification
+// may come 10 ms later (the kernel spaces a file's notifications that
+// far apart: one at the cgroup's first fork, one at its emptying) and
+// after a workqueue's delay.
+func (e *EmptyWatch) WakeOn(ch <-chan struct{}) { e.wake = ch }
 
 // WatchEmpty returns an EmptyWatch of the cgroup, which the caller closes.
 func (c *Group) WatchEmpty() *EmptyWatch { return watchEmpty(c.path) }
@@ -99,6 +108,8 @@ func (e *EmptyWatch) sleep(d time.Duration) {
 	}
 	select {
 	case <-e.changed: // a nil channel (no watch) never delivers
+	case <-e.wake:
+		e.wake = nil // closed: once is enough
 	case <-e.timer.C:
 	}
 }

@@ -120,3 +120,40 @@ func TestEmptyWatchNoWatcher(t *testing.T) {
 	requireWatches(t, 0, "watches without a watcher")
 	c.Remove()
 }
+
+// TestEmptyWatchWakeOn: a wait reads cgroup.events again when the channel
+// given to WakeOn closes, without its notification: here the watch is of
+// another file, which never changes, and the recheck an hour away, so
+// only the wake can end the wait before its deadline, 20 s away (a wait
+// that sleeps to its deadline sees the cgroup empty there too: the test
+// asks for half of it, a bound no machine comes near). The process is
+// killed once the wait made its watch, which it does just before it
+// reads the file again and sleeps.
+func TestEmptyWatchWakeOn(t *testing.T) {
+	leakcheck.Check(t, procfs.Reserve) // cgroupfs is read through the reserve
+	quiet := filepath.Join(t.TempDir(), "quiet")
+	require.NoError(t, os.WriteFile(quiet, nil, 0o600))
+	watching := make(chan struct{})
+	addWatch = func(_ string, mask uint32, f func(watch.Event)) (*watch.Watch, error) {
+		defer close(watching)
+		return watch.Add(quiet, mask, f)
+	}
+	recheck := emptyRecheck
+	emptyRecheck = time.Hour
+	defer func() { addWatch, emptyRecheck = watch.Add, recheck }()
+	m, _ := openTest(t)
+	c, kill := populatedGroup(t, m)
+	w := c.WatchEmpty()
+	defer w.Close()
+	reaped := make(chan struct{})
+	w.WakeOn(reaped)
+	deadline := time.Now().Add(20 * time.Second)
+	waited := make(chan bool)
+	go func() { waited <- w.Wait(deadline) }()
+	<-watching
+	kill()
+	close(reaped)
+	require.True(t, <-waited, "the wait did not see the cgroup empty")
+	require.Less(t, time.Now(), deadline.Add(-10*time.Second), "the wait slept past the wake")
+	c.Remove()
+}

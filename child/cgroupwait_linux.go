@@ -76,6 +76,7 @@ type cgroupWait struct {
 // reads.
 func (r *Reaper) newCgroupWait(p *Process) *cgroupWait {
 	w := &cgroupWait{r: r, p: p, empty: p.cg.WatchEmpty()}
+	w.empty.WakeOn(p.done) // a tree that dies with its child is empty then
 	w.looked()
 	return w
 }

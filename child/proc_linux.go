@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/fifobridge/fifobridge/internal/procfs"
 	"golang.org/x/sys/unix"
@@ -25,18 +26,41 @@ func hasChildren() bool {
 	}
 }
 
-// children lists the agent's children from /proc/self/task/*/children;
-// ok is false when the kernel does not provide those files.
+// children lists the agent's children from the children files of
+// /proc/self/task; ok is false when the kernel does not provide those
+// files.
+//
+// Only two threads of the agent can have children: the spawn thread,
+// which forks every child, and the thread group's leader, which holds the
+// children the agent inherited (an exec leaves every child to it) and
+// gets every orphan reparented to the agent (the kernel gives an orphan
+// to the first live thread of its new parent's group, the leader, which
+// the Go runtime never ends). So children reads those two files, not
+// every thread's: a stop looks at the agent's children several times,
+// and the runtime holds dozens of idle threads (procinit.ReserveThreads).
+// Where the spawn thread's task is not known, every thread's file is
+// read.
 func (r *Reaper) children() (pids []int, ok bool) {
-	tasks, err := procfs.DirNames("/proc/self/task")
-	if err != nil {
-		return nil, false
+	leader := strconv.Itoa(r.procPID)
+	tasks := []string{leader + "/task/" + leader}
+	if r.spawn.task != tasks[0] { // the spawn goroutine may have locked the leader itself
+		tasks = append(tasks, r.spawn.task)
+	}
+	if r.spawn.task == "" {
+		names, err := procfs.DirNames("/proc/self/task")
+		if err != nil {
+			return nil, false
+		}
+		tasks = tasks[:0]
+		for _, t := range names {
+			tasks = append(tasks, "self/task/"+t)
+		}
 	}
 	var buf [4096]byte
 	for _, t := range tasks {
-		fd, err := procfs.Open("/proc/self/task/"+t+"/children", unix.O_RDONLY)
+		fd, err := procfs.Open("/proc/"+t+"/children", unix.O_RDONLY)
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) && t == strconv.Itoa(r.procPID) {
+			if errors.Is(err, unix.ENOENT) && strings.HasSuffix(t, "/task/"+leader) {
 				return nil, false // no CONFIG_PROC_CHILDREN
 			}
 			continue // the thread is gone

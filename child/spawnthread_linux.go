@@ -2,6 +2,7 @@ package child
 
 import (
 	"errors"
+	"os"
 	"runtime"
 )
 
@@ -18,18 +19,28 @@ type spawnThread struct {
 	calls chan func()
 	quit  chan struct{}
 	done  chan struct{} // closed when the thread's goroutine returned
+	// task is the thread's directory under /proc as /proc names it
+	// ("PID/task/TID", from /proc/thread-self), or "" when that cannot
+	// be read; set before newSpawnThread returns.
+	task string
 }
 
 func newSpawnThread() *spawnThread {
 	t := &spawnThread{calls: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
-	go t.loop()
+	locked := make(chan struct{})
+	go t.loop(locked)
+	<-locked
 	return t
 }
 
-func (t *spawnThread) loop() {
+// loop locks the goroutine to its thread, records the thread's task
+// and closes locked, then runs what it is given until quit.
+func (t *spawnThread) loop(locked chan<- struct{}) {
 	defer close(t.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	t.task, _ = os.Readlink("/proc/thread-self")
+	close(locked)
 	for {
 		select {
 		case <-t.quit:

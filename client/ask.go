@@ -143,7 +143,7 @@ func askLine(id, reply string, o AskOptions) ([]byte, error) {
 // conversations are its sessions'), or one without -prompt, which makes
 // no DIR/ask. Nothing is written then.
 func refuseNoConversation(dir *sharedir.Dir) error {
-	s, err := status.ReadAt(dir, statusName)
+	s, err := status.ReadHeadAt(dir, statusName)
 	served := err == nil && s.State != "stopped" && (s.Mode == "exec" || s.Mode == status.ModeSessions)
 	if ok, err := status.AgentAliveAt(dir); served && err == nil && ok {
 		need := "a stream agent run with -prompt"

@@ -32,7 +32,7 @@ func (k *agentIdentity) of(dir *sharedir.Dir) string {
 	if k.st.Ino != 0 && st.Dev == k.st.Dev && st.Ino == k.st.Ino && st.Size == k.st.Size && st.Mtim == k.st.Mtim && st.Ctim == k.st.Ctim {
 		return k.id
 	}
-	s, err := status.ReadAt(dir, statusName)
+	s, err := status.ReadHeadAt(dir, statusName)
 	if err != nil {
 		k.st = unix.Stat_t{}
 		return ""

@@ -46,10 +46,13 @@ func reach(dir *sharedir.Dir, session, what string) (target, error) {
 		if err := checkSessionName(session); err != nil {
 			return target{}, err
 		}
-		if err := requireSessions(dir, what+" -session"); err != nil {
+		agent, err := requireSessions(dir, what+" -session")
+		if err != nil {
 			return target{}, err
 		}
-		return target{dir: dir, session: session, control: dirInput(dir, inName)}, nil
+		control := dirInput(dir, inName)
+		control.agent = agent
+		return target{dir: dir, session: session, control: control}, nil
 	}
 	s, err := liveStatus(dir, what, "stream")
 	if err != nil {
@@ -63,7 +66,9 @@ func reach(dir *sharedir.Dir, session, what string) (target, error) {
 		return target{}, fmt.Errorf("%w: the agent serving %s runs in %s mode, a child per request; %s needs a stream child or a session",
 			ErrNoChild, dir.Path(), s.Mode, what)
 	}
-	t := target{dir: dir, control: dirInput(dir, protocol.StreamControl)}
+	control := dirInput(dir, protocol.StreamControl)
+	control.agent = identity(s)
+	t := target{dir: dir, control: control}
 	if s.Control == "" {
 		t.noControl = fmt.Errorf("%w: the agent serving %s serves no control FIFO (%s), which %s needs: "+
 			"an agent older than it, or one run with -create=false where none was made",

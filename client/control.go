@@ -120,8 +120,9 @@ func (s Sessions) CloseAll(ctx context.Context) error {
 }
 
 // List returns the open sessions, as the status file's "sessions" array
-// holds them: parsed, and as the agent wrote it.
-func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, error) {
+// holds them: what ls shows of each (status.Briefs: the rest of each is
+// skimmed, not decoded), and the array as the agent wrote it.
+func (s Sessions) List(ctx context.Context) ([]status.Brief, json.RawMessage, error) {
 	f, err := s.control(ctx, protocol.Control{Op: protocol.OpList}, protocol.FrameSessions)
 	if err != nil {
 		return nil, nil, err
@@ -130,8 +131,8 @@ func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, 
 	if len(raw) == 0 {
 		raw = json.RawMessage("[]")
 	}
-	var list []status.Session
-	if err := json.Unmarshal(raw, &list); err != nil {
+	list, err := status.Briefs(raw)
+	if err != nil {
 		return nil, nil, fmt.Errorf("read the list of sessions: %w", err)
 	}
 	return list, raw, nil
@@ -158,10 +159,13 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 		return protocol.Frame{}, err
 	}
 	defer dir.Close()
-	if err := requireSessions(dir, commandOf[c.Op]); err != nil {
+	agent, err := requireSessions(dir, commandOf[c.Op])
+	if err != nil {
 		return protocol.Frame{}, err
 	}
-	return controlTrip(ctx, dirInput(dir, inName), c, want, s.Warn)
+	in := dirInput(dir, inName)
+	in.agent = agent
+	return controlTrip(ctx, in, c, want, s.Warn)
 }
 
 // controlTrip writes the control line c, with an id and a reply FIFO of

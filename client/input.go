@@ -22,6 +22,10 @@ type input struct {
 	// status file names it under sessions[session].inputs[name], where
 	// DIR's own are under inputs[name].
 	session string
+	// agent is the serving agent (identity) as the status file named it
+	// when the input was chosen, or "" when it was not read then: a
+	// trip's watch starts from it, not from a read of its own.
+	agent string
 }
 
 // dirInput is DIR's own input FIFO name.
@@ -58,10 +62,5 @@ func (in input) served(s status.Status) (status.FIFO, bool) {
 
 // findSession returns the session name the status file s lists.
 func findSession(s status.Status, name string) (status.Session, bool) {
-	for _, sess := range s.Sessions {
-		if sess.Name == name {
-			return sess, true
-		}
-	}
-	return status.Session{}, false
+	return s.Session(name)
 }

@@ -3,6 +3,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fifobridge/fifobridge/internal/jsonskim"
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
@@ -179,14 +181,33 @@ func (r *relay) frame(ctx context.Context, line []byte) (protocol.Frame, bool, e
 	if protocol.IsBlank(line) {
 		return protocol.Frame{}, false, nil
 	}
-	var f protocol.Frame
-	if err := json.Unmarshal(line, &f); err != nil {
+	f, err := decodeFrame(line)
+	if err != nil {
 		return f, false, r.ignore(ctx, "line", "a line that is not a frame")
 	}
 	if f.ID != r.id {
 		return f, false, r.ignore(ctx, "id "+f.ID, "a frame of another request (id %q)", truncate(f.ID, 64))
 	}
 	return f, true, nil
+}
+
+// decodeFrame decodes line as a frame. A list's answer holds every open
+// session: its array is cut out as written (jsonskim.Cut), for List to
+// skim, rather than checked and scanned whole by encoding/json, which
+// would cost what the sessions open cost.
+func decodeFrame(line []byte) (protocol.Frame, error) {
+	var f protocol.Frame
+	typ, found, err := jsonskim.Find(line, "type")
+	if err == nil && found && string(typ) == `"`+protocol.FrameSessions+`"` {
+		rest, sessions, found, err := jsonskim.Cut(line, "sessions")
+		if err == nil && found {
+			err = json.Unmarshal(rest, &f)
+			f.Sessions = bytes.Clone(sessions) // line is the reader's buffer
+			return f, err
+		}
+	}
+	err = json.Unmarshal(line, &f)
+	return f, err
 }
 
 // handle applies one frame of this request; done says it was the last. It

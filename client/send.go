@@ -83,7 +83,7 @@ func Send(ctx context.Context, o Options) (Result, error) {
 // agent writes its status file before it serves its FIFOs, so the file
 // read here is the serving agent's own.
 func refuseNonExec(dir *sharedir.Dir) error {
-	s, err := status.ReadAt(dir, statusName)
+	s, err := status.ReadHeadAt(dir, statusName)
 	if err != nil || s.Mode != "stream" && s.Mode != status.ModeSessions || s.State == "stopped" {
 		return nil
 	}

@@ -111,7 +111,11 @@ func checkWriter(in input, w *os.File, key replyKey) error {
 // agent that serves sessions names them, and a session it does not list
 // is not open.
 func checkServed(in input, i fifo.Info, key replyKey) error {
-	s, err := status.ReadOwnedAt(in.dir, statusName, key.agent)
+	read := status.ReadOwnedHeadAt // DIR's own inputs: the sessions are not read
+	if in.session != "" {
+		read = status.ReadOwnedAt
+	}
+	s, err := read(in.dir, statusName, key.agent)
 	id, named := in.served(s)
 	switch {
 	case err == nil && named && i.Same(fifo.ID{Ino: id.Ino, Btime: id.Btime}):

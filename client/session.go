@@ -29,27 +29,30 @@ const sessionsName = "sessions"
 // requireSessions fails unless a live agent serves dir in sessions mode,
 // as its status file says: ErrNoAgent when none does (no status file, or
 // nobody holds the lock), ErrNotSessions when it runs in another mode.
+// It returns that agent's identity, for the watch of the line's answer
+// (input.agent): the status file is read once for both.
 // what names the command, for the message. An agent writes its status
 // file before it serves its FIFOs, so the file read is the serving
 // agent's own. A line for sessions is never written on a guess: in exec
 // mode DIR/in would take it as a request, in stream mode as the child's
 // input.
-func requireSessions(dir *sharedir.Dir, what string) error {
+func requireSessions(dir *sharedir.Dir, what string) (agent string, err error) {
 	s, err := liveStatus(dir, what, "sessions")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if s.Mode != status.ModeSessions {
-		return fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
+		return "", fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
 	}
-	return nil
+	return identity(s), nil
 }
 
-// liveStatus returns the status file of the live agent serving dir:
+// liveStatus returns the status file of the live agent serving dir, its
+// own fields only (status.ReadHeadAt: the sessions are not read):
 // ErrNoAgent when none does (no status file, or nobody holds the lock).
 // what names the command and mode the mode it needs, for the message.
 func liveStatus(dir *sharedir.Dir, what, mode string) (status.Status, error) {
-	s, err := status.ReadAt(dir, statusName)
+	s, err := status.ReadHeadAt(dir, statusName)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode %s, whose -status is DIR/status.json)",
 			ErrNoAgent, dir.Path(), what, mode)
@@ -99,7 +102,8 @@ func enterSessionFIFO(dir *sharedir.Dir, name, fifoName, what string, bad func(s
 	if err := checkSessionName(name); err != nil {
 		return input{}, err
 	}
-	if err := requireSessions(dir, what); err != nil {
+	agent, err := requireSessions(dir, what)
+	if err != nil {
 		return input{}, err
 	}
 	notOpen := func() error {
@@ -125,5 +129,5 @@ func enterSessionFIFO(dir *sharedir.Dir, name, fifoName, what string, bad func(s
 		sd.Close()
 		return input{}, err
 	}
-	return input{dir: dir, fifos: sd, name: fifoName, session: name}, nil
+	return input{dir: dir, fifos: sd, name: fifoName, session: name, agent: agent}, nil
 }

@@ -48,7 +48,8 @@ type trip struct {
 	// removed), how it writes the line into the DIR/ask it keeps open,
 	// and its watch. When nil, the trip makes a reply FIFO in
 	// DIR/replies and removes it on every way out, writes the line with
-	// writeRequest, and watches the agent as newAgentWatch does.
+	// writeRequest, and watches the agent as newAgentWatch does, from
+	// the agent the input names (input.agent) when it names one.
 	reply *replyFIFO
 	write func(ctx context.Context, line []byte) error
 	watch *agentWatch
@@ -79,7 +80,10 @@ func (t *trip) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	watch := t.watch
-	if watch == nil {
+	switch {
+	case watch == nil && t.in.agent != "":
+		watch = newAgentWatchOf(t.in, t.in.agent)
+	case watch == nil:
 		watch = newAgentWatch(t.in)
 	}
 	if err := t.send(ctx, line, reply); err != nil {

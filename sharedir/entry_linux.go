@@ -109,6 +109,22 @@ func (d *Dir) Rename(from, to string) error {
 	})
 }
 
+// Exchange swaps the entries a and b of d, atomically (renameat2 with
+// RENAME_EXCHANGE: links are swapped, not followed). Both must exist
+// (ENOENT), and the file system must know how (EINVAL where it does not).
+func (d *Dir) Exchange(a, b string) error {
+	if err := CheckName(a); err != nil {
+		return err
+	}
+	if err := CheckName(b); err != nil {
+		return err
+	}
+	if err := unix.Renameat2(d.Fd(), a, d.Fd(), b, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "exchange", Old: d.Join(a), New: d.Join(b), Err: err}
+	}
+	return nil
+}
+
 // Create makes the regular file name of d, which must not exist yet, with
 // mode perm less the umask, and opens it write-only, never following a
 // link.

@@ -22,6 +22,14 @@
 //     regular file of that user that nobody else may write, checked on
 //     the descriptor read. Status.Inputs, which it then holds, names the
 //     input FIFOs the agent serves.
+//   - A read costs a client about the same however many sessions are
+//     open: ReadAt, ReadOwnedAt and Read decode every field but the
+//     sessions, which they keep as written (SessionsJSON, skimmed by
+//     package jsonskim) for Session to decode the one asked for;
+//     ReadHeadAt and ReadOwnedHeadAt read the file only up to its
+//     "sessions", which the agent writes last. The agent encodes a
+//     session's part once per change of it (the writer of SessionsJSON),
+//     and replaces the file by an exchange where it can (WriteAt).
 //   - Lock holds an exclusive flock on DIR/lock while the agent runs;
 //     AgentAlive tells from any PID namespace whether one does. The shared
 //     lock it takes to ask lasts microseconds, and Lock tries again for

@@ -51,10 +51,8 @@ func (s Status) entry(session string) (*ChildStatus, error) {
 	if s.Mode != ModeSessions {
 		return nil, fmt.Errorf("the agent is in %s mode: it has no sessions (-session needs -mode sessions)", s.Mode)
 	}
-	for i := range s.Sessions {
-		if s.Sessions[i].Name == session {
-			return &s.Sessions[i].Child, nil
-		}
+	if sess, ok := s.Session(session); ok {
+		return &sess.Child, nil
 	}
 	return nil, fmt.Errorf("session %s is not open", session)
 }

@@ -3,6 +3,7 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -109,6 +110,19 @@ func TestSessionsModeHasNoChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Len(t, back.Sessions, 1)
 	assert.Equal(t, "sh1", back.Sessions[0].Name)
+
+	// The sessions encoded already are written as they are, last, where
+	// the same sessions as values would be.
+	sessions := []Session{{Name: "sh1", PID: 12, Tty: true}, {Name: "sh2", PID: 13}}
+	fromValues, err := Status{Mode: ModeSessions, PID: 1, Sessions: sessions}.MarshalJSON()
+	require.NoError(t, err)
+	encoded, err := json.Marshal(sessions)
+	require.NoError(t, err)
+	fromEncoded, err := Status{Mode: ModeSessions, PID: 1, SessionsJSON: encoded}.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(fromValues), string(fromEncoded))
+	assert.True(t, json.Valid(fromEncoded), "%s", fromEncoded)
+	assert.True(t, bytes.HasSuffix(fromEncoded, append([]byte(`,"sessions":`), append(encoded, '}')...)), "%s", fromEncoded)
 
 	b, err = json.Marshal(Status{Mode: "stream", Child: ChildStatus{PID: 3}})
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ package status
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,29 +57,52 @@ type Status struct {
 	// Sessions lists the open sessions in sessions mode, by name, where
 	// the other modes have Child; the file then has no "child".
 	Sessions []Session `json:"sessions,omitempty"`
+	// SessionsJSON, when set, is the "sessions" array as encoded, which
+	// MarshalJSON writes as it is in place of Sessions: the agent encodes
+	// a session again only when it changed, not at every rewrite. A file
+	// read (ReadAt, ReadOwnedAt, Read) has it as read, and no Sessions:
+	// Session decodes the one asked for, so that a client's read costs
+	// about the same with many sessions open as with one.
+	SessionsJSON json.RawMessage `json:"-"`
 }
 
 // ModeSessions is the mode of an agent that serves sessions.
 const ModeSessions = "sessions"
 
 // MarshalJSON writes the status file's JSON: in sessions mode without
-// "child" and with "sessions" always present (empty when none is open).
+// "child" and with "sessions" always present (empty when none is open),
+// last, from SessionsJSON when that is set.
 func (s Status) MarshalJSON() ([]byte, error) {
 	type plain Status
 	if s.Mode != ModeSessions {
 		return json.Marshal(plain(s))
 	}
-	sessions := s.Sessions
-	if sessions == nil {
-		sessions = []Session{}
+	encoded := s.SessionsJSON
+	if encoded == nil {
+		sessions := s.Sessions
+		if sessions == nil {
+			sessions = []Session{}
+		}
+		var err error
+		if encoded, err = json.Marshal(sessions); err != nil {
+			return nil, err
+		}
 	}
-	// The outer fields, less deep, hide the embedded ones of the same
-	// name.
-	return json.Marshal(struct {
+	// The outer fields, less deep and nil, hide the embedded ones of the
+	// same name; "sessions" is appended last.
+	head, err := json.Marshal(struct {
 		plain
 		Child    *struct{} `json:"child,omitempty"`
-		Sessions []Session `json:"sessions"`
-	}{plain: plain(s), Sessions: sessions})
+		Sessions *struct{} `json:"sessions,omitempty"`
+	}{plain: plain(s)})
+	if err != nil {
+		return nil, err
+	}
+	const key = `,"sessions":`
+	// One allocation, with room for the newline WriteAt adds.
+	b := append(make([]byte, 0, len(head)+len(key)+len(encoded)+1), head[:len(head)-1]...)
+	b = append(append(b, key...), encoded...)
+	return append(b, '}'), nil
 }
 
 // Session is one open session of sessions mode: its child as ChildStatus
@@ -292,19 +316,13 @@ func (w *Writer) Write() error {
 // atomically: readers see the old content or the new, never a part.
 // Everything goes through d's descriptor: a temporary file with a random
 // name (randname) is created with O_EXCL|O_NOFOLLOW, given mode perm with
-// fchmod, and renamed over name with renameat, which replaces a symbolic
+// fchmod, and put in place of name (replace), which replaces a symbolic
 // link at name rather than following it and refuses a directory there.
-//
-// On ext4 a rename over an existing file first starts the writeback of the
-// new one (auto_da_alloc): BenchmarkWriteAt measures 0.3 to 0.8 ms a write
-// on ext4, against 0.06 to 0.2 ms when the names were exchanged
-// (renameat2 RENAME_EXCHANGE) and the old file unlinked. The agent writes
-// in its own goroutine but for the write at start and the one at exit:
-// under a millisecond of a container's start and stop, inside their noise,
-// for the plain rename every reader of the code knows.
 func WriteAt(d *sharedir.Dir, name string, s Status, perm os.FileMode) error {
 	path := d.Join(name)
-	b, err := json.Marshal(s)
+	// Called directly, not through json.Marshal, which would scan the
+	// sessions already encoded again to check them.
+	b, err := s.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("write status %s: %w", path, err)
 	}
@@ -321,11 +339,35 @@ func WriteAt(d *sharedir.Dir, name string, s Status, perm os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = d.Rename(tmp, name)
+		err = replace(d, tmp, name)
 	}
 	if err != nil {
 		d.Remove(tmp)
 		return fmt.Errorf("write status %s: %w", path, err)
+	}
+	return nil
+}
+
+// replace puts the file tmp of d in place of name, atomically. Where name
+// exists, the two are exchanged (renameat2 RENAME_EXCHANGE) and tmp, the
+// old entry then, removed: on ext4 a rename over a file first starts the
+// writeback of the new one (auto_da_alloc), which costs a status write
+// 0.3 to 0.8 ms against 0.06 to 0.2 ms so (BenchmarkWriteAt), and an open
+// and a close are answered once the file is written. A directory at name,
+// which cannot be removed so, is put back and refused, as a rename over
+// it would be. Where name does not exist, or the file system cannot
+// exchange, tmp is renamed over it.
+func replace(d *sharedir.Dir, tmp, name string) error {
+	err := d.Exchange(tmp, name)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return d.Rename(tmp, name)
+	case err != nil:
+		return err
+	}
+	if err := d.Remove(tmp); err != nil {
+		d.Exchange(tmp, name) // what was there, back; tmp is the file written again
+		return err
 	}
 	return nil
 }
@@ -346,29 +388,67 @@ func Read(path string) (Status, error) {
 // ReadAt reads the status file name of d, as Read does, through d's
 // descriptor: a client that entered DIR once reads DIR/status.json with it.
 func ReadAt(d *sharedir.Dir, name string) (Status, error) {
-	var s Status
-	b, err := readFileAt(d, name)
+	return readAt(d, name, readDecode)
+}
+
+// ReadHeadAt reads the status file name of d as ReadAt does, but none of
+// its sessions: only its bytes up to "sessions", which the agent writes
+// last, are read and decoded (Sessions and SessionsJSON stay nil). A
+// reader of the agent's own fields (its mode, state and inputs) so reads
+// the same few hundred bytes however many sessions are open.
+func ReadHeadAt(d *sharedir.Dir, name string) (Status, error) {
+	return readAt(d, name, decodeHead)
+}
+
+// readAt opens the regular file name of d and reads it with read.
+func readAt(d *sharedir.Dir, name string, read func(f *os.File, limit int) (Status, error)) (Status, error) {
+	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
 	if err != nil {
-		return s, fmt.Errorf("read status: %w", err)
+		return Status{}, fmt.Errorf("read status: %w", err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	defer f.Close()
+	s, err := read(f, 0)
+	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
 	return s, nil
 }
 
-// readFileAt reads the regular file name of d.
-func readFileAt(d *sharedir.Dir, name string) ([]byte, error) {
-	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
+// readAll reads the regular file f to its end, or limit bytes of it when
+// limit is not 0, into one buffer the size its length says: the file of
+// an agent with many sessions is read in one allocation, not in a buffer
+// grown by doubling from 512 bytes.
+func readAll(f *os.File, limit int) ([]byte, error) {
+	size := 512
+	if st, err := f.Stat(); err == nil && st.Size() < 1<<30 {
+		size = max(size, int(st.Size())+1) // one more: the read that sees the end
 	}
-	defer f.Close()
-	return io.ReadAll(f)
+	if limit > 0 {
+		size = min(size, limit)
+	}
+	b := make([]byte, 0, size)
+	for limit == 0 || len(b) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		free := cap(b)
+		if limit > 0 {
+			free = min(free, limit)
+		}
+		n, err := f.Read(b[len(b):free])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // maxFile bounds what ReadOwnedAt reads: a status file is a few hundred
-// bytes.
+// bytes, and half a kilobyte more per open session.
 const maxFile = 1 << 20
 
 // ReadOwnedAt reads the status file name of d as ReadAt does, but only
@@ -378,6 +458,17 @@ const maxFile = 1 << 20
 // write DIR, whoever put a file of their own there cannot have it taken
 // for the agent's.
 func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
+	return readOwned(d, name, uid, false)
+}
+
+// ReadOwnedHeadAt is ReadOwnedAt reading as ReadHeadAt does: none of the
+// sessions.
+func ReadOwnedHeadAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
+	return readOwned(d, name, uid, true)
+}
+
+// readOwned is ReadOwnedAt, or with head ReadOwnedHeadAt.
+func readOwned(d *sharedir.Dir, name string, uid uint32, head bool) (Status, error) {
 	var s Status
 	f, err := d.OpenFile(name, unix.O_RDONLY, 0)
 	if err != nil {
@@ -392,12 +483,23 @@ func ReadOwnedAt(d *sharedir.Dir, name string, uid uint32) (Status, error) {
 		return s, fmt.Errorf("read status %s: it belongs to uid %d (mode %04o), not to the agent's user (uid %d) alone",
 			d.Join(name), st.Uid, st.Mode&0o7777, uid)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFile))
+	if head {
+		s, err = decodeHead(f, maxFile)
+	} else {
+		s, err = readDecode(f, maxFile)
+	}
 	if err != nil {
 		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("read status %s: %w", d.Join(name), err)
-	}
 	return s, nil
+}
+
+// readDecode reads f, at most limit bytes of it when limit is not 0, and
+// decodes it (decode).
+func readDecode(f *os.File, limit int) (Status, error) {
+	b, err := readAll(f, limit)
+	if err != nil {
+		return Status{}, err
+	}
+	return decode(b)
 }

@@ -3,6 +3,8 @@
 package status
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,4 +26,34 @@ func BenchmarkWriteAt(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReadSession decodes a status file of 100 sessions as a client
+// does to look one up (decode, Session), against encoding/json decoding
+// it whole, which costs what the sessions open cost.
+func BenchmarkReadSession(b *testing.B) {
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i)
+	}
+	file, err := sessionsFile(names, `^\$ $`, "$ ").MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("lazy", func(b *testing.B) {
+		for b.Loop() {
+			s, err := decode(file)
+			if _, ok := s.Session("s50"); err != nil || !ok {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			var s Status
+			if err := json.Unmarshal(file, &s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

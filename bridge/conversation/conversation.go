@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fifobridge/fifobridge/bridge/internal/bound"
@@ -51,11 +52,12 @@ type Conversation struct {
 	stopAfter func() bool    // ends the wait for the agent's stop
 	wg        sync.WaitGroup // every goroutine started here
 
-	mu    sync.Mutex
-	child running  // the running child: its tracker, and whether it is ready
-	turn  turns    // the turn in progress and its asker
-	queue askQueue // the asks waiting for their turn
-	count tally    // how the turns ended
+	mu      sync.Mutex
+	changes atomic.Uint64 // moved under mu by every change (lock): see Changes
+	child   running       // the running child: its tracker, and whether it is ready
+	turn    turns         // the turn in progress and its asker
+	queue   askQueue      // the asks waiting for their turn
+	count   tally         // how the turns ended
 }
 
 // New returns the conversation of a stream whose child is child, with
@@ -91,7 +93,7 @@ func (c *Conversation) Start(ctx context.Context) {
 // stopBegins is the start of the agent's stop.
 func (c *Conversation) stopBegins() {
 	c.turn.rule.Stop()
-	c.mu.Lock()
+	c.lock()
 	c.turn.stop()
 	c.kept.refuse()
 	c.mu.Unlock()
@@ -104,7 +106,7 @@ func (c *Conversation) stopBegins() {
 // transcript's sink, and Wait.
 func (c *Conversation) Stop() {
 	c.stopOnce.Do(func() {
-		c.mu.Lock()
+		c.lock()
 		c.turn.fail(errStopping)
 		c.queue.endAll(errStopping)
 		c.kept.drop()
@@ -120,7 +122,7 @@ func (c *Conversation) Stop() {
 
 // enqueue is where the ask reader hands an accepted ask (askQueue.enqueue).
 func (c *Conversation) enqueue(req protocol.ParsedAsk, reply *fifo.Reply) (kept bool, err error) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.queue.enqueue(req, reply, time.Now())
 }

@@ -18,7 +18,7 @@ import (
 func (c *Conversation) Started() {
 	tr, err := turn.New(turn.Config{Prompt: c.cfg.Prompt, Continuation: c.cfg.Continuation,
 		Settle: c.cfg.Settle, Terminal: c.cfg.Terminal, Ready: c.cfg.Ready})
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if err != nil { // the prompt was checked at start
 		c.cfg.Log.Error("cannot follow the child's turns", "err", err)
@@ -33,7 +33,7 @@ func (c *Conversation) Started() {
 // -settle (probe.go). Without it (nil, or not called), -settle decides.
 // Call it once the child runs, before Exited.
 func (c *Conversation) Reading(r Reader) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if c.child.reading(r) {
 		c.note.wakeLoop()
@@ -43,7 +43,7 @@ func (c *Conversation) Reading(r Reader) {
 // Typed says bytes from the input FIFO went to the child: it is busy
 // until it shows its prompt again.
 func (c *Conversation) Typed() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.typed())
 }
@@ -51,7 +51,7 @@ func (c *Conversation) Typed() {
 // OutputEnded says the child's output ended: the turn in progress gets
 // what is held of it.
 func (c *Conversation) OutputEnded() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.eof())
 }
@@ -62,7 +62,7 @@ func (c *Conversation) OutputEnded() {
 // stops), and so do later ones. Otherwise they wait for the next child's
 // prompt.
 func (c *Conversation) Exited(st child.ExitStatus, last bool) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.eof())
 	c.child.end()

@@ -37,7 +37,7 @@ func (c *Conversation) loop() {
 // step does what is due at now, says when to look again, and returns the
 // prompt the child shows, not yet taken, for the loop to probe.
 func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.tick(now))
 	c.turn.check(now)
@@ -50,7 +50,7 @@ func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
 
 // settle takes the prompt look showed, if it still stands (probe.go).
 func (c *Conversation) settle(look promptLook) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.handle(c.child.settle(look, time.Now()))
 }

@@ -34,7 +34,7 @@ func (c *Conversation) Output(p []byte) {
 // take gives the tracker p, at most piece bytes, once there is room for
 // its frames.
 func (c *Conversation) take(p []byte) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.turn.waitRoom(len(p))
 	c.turn.handle(c.child.output(p, time.Now()))

@@ -26,6 +26,23 @@ func (c *Conversation) Snapshot() (*status.Turn, *status.Transcript) {
 		&status.Transcript{Written: c.script.written.Load(), Dropped: c.script.dropped.Load()}
 }
 
+// Changes moves whenever what Snapshot shows may have changed: the
+// conversation's state (every change takes lock, which moves it) and the
+// transcript's counts. Whoever reads Changes and then Snapshot, and later
+// reads the same Changes, knows that Snapshot would show the same: a
+// change under way when Changes was read ends before that Snapshot, which
+// waits for the lock. The agent's status file renders a session again
+// only when its Changes moved.
+func (c *Conversation) Changes() uint64 {
+	return c.changes.Load() + c.script.written.Load() + c.script.dropped.Load()
+}
+
+// lock takes mu to change the conversation's state, and moves Changes.
+func (c *Conversation) lock() {
+	c.mu.Lock()
+	c.changes.Add(1)
+}
+
 // Busy reports whether an ask waits or is in its turn, or its last frames
 // are being written: the agent is not idle then (-idle-timeout).
 func (c *Conversation) Busy() bool {

@@ -3,23 +3,20 @@
 package sessions
 
 import (
-	"encoding/json"
-
 	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/protocol"
-	"github.com/fifobridge/fifobridge/status"
 )
 
 // listOp answers with the status of every open session. A list too long
 // for one write that the pipe takes whole is written by a goroutine of
 // its own, under the rule.
 func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
-	b, err := marshalSessions(asSessions(t.list()))
+	b, err := t.sessionsJSON()
 	if err != nil {
 		t.refuse(ctl, reply, err)
 		return
 	}
-	frame := protocol.AppendSessions(nil, ctl.ID, b)
+	frame := protocol.AppendSessions(make([]byte, 0, len(b)+len(ctl.ID)+64), ctl.ID, b) // one allocation
 	if len(frame) <= pipeBuf {
 		t.writeNow(ctl.ID, reply, frame)
 		return
@@ -29,12 +26,4 @@ func (t *Table) listOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		return
 	}
 	t.later(func() { t.write(ctl.ID, reply, frame) })
-}
-
-// marshalSessions is the JSON array of a list's answer.
-func marshalSessions(ss []status.Session) (json.RawMessage, error) {
-	if ss == nil {
-		ss = []status.Session{}
-	}
-	return json.Marshal(ss)
 }

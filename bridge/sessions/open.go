@@ -96,7 +96,7 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 	s.ctx, s.cancel = context.WithCancel(t.ctx)
 	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	t.mu.Lock()
-	t.sessions[s.name] = s
+	t.insert(s)
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go t.runSession(s)

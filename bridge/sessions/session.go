@@ -35,6 +35,8 @@ type session struct {
 
 	closing atomic.Bool // a close (or the agent's stop) began
 
+	part part // its part of the status file's sessions, as last encoded (render.go)
+
 	done   chan struct{} // closed once it is gone; then status and err are set
 	status child.ExitStatus
 	err    error
@@ -76,7 +78,7 @@ func (t *Table) runSession(s *session) {
 	s.follower.Stop() // before the files go: none is made again
 	t.removeFiles(s)
 	t.mu.Lock()
-	delete(t.sessions, s.name)
+	t.remove(s)
 	t.mu.Unlock()
 	t.flush()
 	close(s.done)

@@ -3,8 +3,7 @@
 package sessions
 
 import (
-	"slices"
-	"strings"
+	"encoding/json"
 	"time"
 
 	"github.com/fifobridge/fifobridge/child"
@@ -26,14 +25,20 @@ type entryStatus struct {
 	closing bool
 }
 
-// Snapshot is the table's part of the status file, rendered from its one
-// list (list).
+// Snapshot is the table's part of the status file: stream mode's one
+// entry as "child", sessions mode's entries as "sessions", already
+// encoded (render.go).
 func (t *Table) Snapshot() status.Status {
-	all := t.list()
 	if t.single() {
-		return asChild(all)
+		return asChild(t.list())
 	}
-	st := status.Status{Mode: status.ModeSessions, State: string(child.StateRunning), Sessions: asSessions(all)}
+	st := status.Status{Mode: status.ModeSessions, State: string(child.StateRunning)}
+	b, err := t.sessionsJSON()
+	if err != nil { // encoding/json fails on no value a status.Session holds
+		t.log.Error("cannot encode the sessions for the status file", "err", err)
+		b = json.RawMessage("[]")
+	}
+	st.SessionsJSON = b
 	if t.stopping() {
 		st.State = string(child.StateStopping)
 	}
@@ -70,8 +75,7 @@ func asSessions(all []entryStatus) []status.Session {
 
 // list is the status of every entry, by name.
 func (t *Table) list() []entryStatus {
-	all := t.entries()
-	slices.SortFunc(all, func(a, b *session) int { return strings.Compare(a.name, b.name) })
+	all, _ := t.byName()
 	out := make([]entryStatus, 0, len(all))
 	for _, s := range all {
 		out = append(out, s.describe())

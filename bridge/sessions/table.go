@@ -39,6 +39,7 @@ type Table struct {
 	poke   func()
 	rule   *bound.Rule
 	idle   *idle.Clock // control lines and sessions' ends, for -idle-timeout (sessions mode)
+	render renderer    // the sessions' parts of the status file (render.go)
 
 	nextID uint64 // ids given to lines that came without one; the loop's own
 
@@ -46,6 +47,8 @@ type Table struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by name; stream mode's one is ""
+	order    []*session          // the same, sorted by name
+	reorders uint64              // insertions in and removals from order
 	waiting  int                 // answers waiting (maxWaiting)
 	ctx      context.Context     // of run; done means stopping
 }

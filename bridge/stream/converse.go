@@ -33,6 +33,7 @@ type talk interface {
 	Busy() bool
 	Readied() bool
 	Snapshot() (*status.Turn, *status.Transcript)
+	Changes() uint64
 }
 
 // quiet is the talk of a stream without a conversation: nobody listens.
@@ -50,6 +51,7 @@ func (quiet) Wait()                                        {}
 func (quiet) Busy() bool                                   { return false }
 func (quiet) Readied() bool                                { return false }
 func (quiet) Snapshot() (*status.Turn, *status.Transcript) { return nil, nil }
+func (quiet) Changes() uint64                              { return 0 }
 
 // converse makes the conversation of -prompt, with the stream's own
 // settings, its child and its output FIFO as the transcript.

@@ -30,6 +30,9 @@ type Engine struct {
 	src    *fifo.Source
 	sink   *fifo.Sink
 	poke   func() // the status changed
+	// changes counts the changes of the status that are told (changed):
+	// see Changes.
+	changes atomic.Uint64
 
 	sup  *child.Supervisor
 	feed *feeder
@@ -64,8 +67,15 @@ type Engine struct {
 // whenever the status changed. Run serves.
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
-	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
-		watch: newFanout(cfg.StopTimeout, cfg.Log, poke), ready: make(chan struct{})}
+	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
+		ready: make(chan struct{})}
+	s.poke = func() {
+		s.changes.Add(1)
+		if poke != nil {
+			poke()
+		}
+	}
+	s.watch = newFanout(cfg.StopTimeout, cfg.Log, s.poke)
 	if cfg.Conversation != nil {
 		s.talk = s.converse()
 	}
@@ -80,7 +90,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 		Log:         cfg.Log,
 		Start:       s.start,
 		Exited:      s.exited,
-		Changed:     poke,
+		Changed:     s.poke,
 		Policy:      cfg.Restart,
 		MaxRestarts: cfg.MaxRestarts,
 		Window:      cfg.RestartWindow,
@@ -99,7 +109,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 		s.sup.GiveUp = s.first.judge
 	}
 	if cfg.Tty {
-		s.tty = newTerminal(cfg, src, sink, poke, clock)
+		s.tty = newTerminal(cfg, src, sink, s.poke, clock)
 		s.tty.tee, s.tty.talk, s.tty.first, s.tty.running, s.tty.watch = s.tee, s.talk, s.first, s.running, s.watch
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
@@ -520,7 +530,24 @@ func waitCopied(copied, giveUp <-chan struct{}, grace time.Duration, sink *fifo.
 	}
 }
 
-// snapshot is stream mode's part of the status file.
+// Changes moves whenever what Snapshot shows changed, but for what time
+// alone changes: a restart that leaves the restart window (RecentRestarts
+// falls). Every change of the child's supervisor and of the terminal's
+// size is told (poke) after it is made, and moves it then; the
+// conversation's count moves with its state and its transcript's counts,
+// and the -tee copy's counts are its own. So whoever reads Changes, then
+// Snapshot, and later reads the same Changes, knows that Snapshot would
+// show the same (but for RecentRestarts while it is not 0): the agent's
+// status file renders a session again only when its Changes moved.
+func (s *Engine) Changes() uint64 {
+	n := s.changes.Load() + s.talk.Changes()
+	if s.tee != nil {
+		n += s.tee.written.Load() + s.tee.dropped.Load()
+	}
+	return n
+}
+
+// Snapshot is stream mode's part of the status file.
 func (s *Engine) Snapshot() status.Status {
 	snap := s.sup.Snapshot()
 	st := status.Status{State: string(snap.State)}

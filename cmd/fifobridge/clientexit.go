@@ -83,13 +83,16 @@ func hostContext(timeout time.Duration) (ctx context.Context, stop func()) {
 
 // catchClientSignals catches, for every host command, every signal that would end
 // them otherwise, so that the reply FIFO is removed on every way out: INT,
-// TERM, HUP and QUIT cancel the returned context (see relaySignals), and a
-// caught SIGPIPE turns a write to a closed stdout into EPIPE. stop undoes
-// it and waits for the relay.
+// TERM, HUP and QUIT cancel the returned context (see relaySignals), and
+// SIGPIPE, ignored, turns a write to a closed stdout into EPIPE. stop
+// waits for the relay. The signals stay caught until the command's exit,
+// which follows: each signal.Notify, and each signal.Stop, is a round trip
+// to the runtime's signal thread (some 50 µs on a busy machine), so
+// SIGPIPE is ignored rather than caught and nothing is undone on the way
+// out (the reaper does without signal.Stop for the same reason).
 func catchClientSignals() (ctx context.Context, stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stopRelay := relaySignals(context.Background(), sigs)
-	return ctx, func() { stopRelay(); signal.Stop(sigs) }
+	signal.Ignore(syscall.SIGPIPE)
+	return relaySignals(context.Background(), sigs)
 }

@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -143,12 +146,40 @@ func TestCloseExit(t *testing.T) {
 // AGE RESTARTS TURN, TURN "-" without a prompt, and no header.
 func TestFormatSessions(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	got := formatSessions([]status.Session{
-		{Name: "sh1", PID: 12, State: "running", StartedAt: now.Add(-90 * time.Second), Restarts: 0, Turn: &status.Turn{State: "ready"}},
+	got := formatSessions([]status.Brief{
+		{Name: "sh1", PID: 12, State: "running", StartedAt: now.Add(-90 * time.Second), Restarts: 0, Turn: "ready"},
 		{Name: "py", PID: 1234, State: "backoff", StartedAt: now.Add(-3 * time.Hour), Restarts: 2},
 	}, now)
 	require.Equal(t, "py   1234  backoff  3h0m   2  -\nsh1  12    running  1m30s  0  ready\n", got)
 	require.Empty(t, formatSessions(nil, now))
+}
+
+// The columns are those text/tabwriter aligns (minimum width 0, padding
+// 2, spaces), whatever the cells' widths.
+func TestFormatSessionsAsTabwriter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var list []status.Brief
+	for i := range 40 {
+		b := status.Brief{Name: strings.Repeat("n", 1+i%7) + strconv.Itoa(i), PID: 1 << (i % 20), State: []string{"running", "backoff", "stopping"}[i%3],
+			StartedAt: now.Add(-time.Duration(i*i*i) * time.Second), Restarts: i * i % 13}
+		if i%4 != 0 {
+			b.Turn = []string{"ready", "busy"}[i%2]
+		}
+		list = append(list, b)
+	}
+	got := formatSessions(list, now)
+	slices.SortFunc(list, func(a, b status.Brief) int { return strings.Compare(a.Name, b.Name) })
+	var want strings.Builder
+	w := tabwriter.NewWriter(&want, 0, 8, 2, ' ', 0)
+	for _, s := range list {
+		turn := "-"
+		if s.Turn != "" {
+			turn = s.Turn
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", s.Name, s.PID, s.State, age(now.Sub(s.StartedAt)), s.Restarts, turn)
+	}
+	require.NoError(t, w.Flush())
+	require.Equal(t, want.String(), got)
 }
 
 func TestAge(t *testing.T) {
