@@ -15,8 +15,9 @@ import (
 
 // startKept is the ask part's kept-open client: a client.Asker of the
 // conversation rn holds (askArgs), in the harness, as a program that asks
-// all day would use it. Each ask is one Ask, timed by the harness.
-func startKept(rn *running) (*asker, error) {
+// all day would use it. Each ask is one Ask, gap after the last,
+// timed by the harness.
+func startKept(rn *running, gap time.Duration) (*asker, error) {
 	dir := filepath.Dir(rn.in)
 	if !client.WaitAsking(context.Background(), dir, 10*time.Second) {
 		rn.stop()
@@ -38,5 +39,5 @@ func startKept(rn *running) (*asker, error) {
 		return out.String(), err
 	}
 	stop := func() error { return errors.Join(k.Close(), rn.stop()) }
-	return &asker{ask: harnessTimed(ask), want: askAnswer, close: stop}, nil
+	return &asker{ask: timedAfter(gap, ask), want: askAnswer, close: stop}, nil
 }
