@@ -52,8 +52,9 @@ type Turn struct {
 // Ask closes it, so that the agent's closing tells; the agent keeps its
 // write end from turn to turn, and should it close it between turns, the
 // next turn, reading the end of file before its first frame, opens the
-// keeper again. Which agent serves DIR is read from its status file only
-// when that file changed.
+// keeper again. Which agent serves DIR is taken to be the one that
+// answered the turn before while that one still holds the reply FIFO;
+// otherwise it is read from its status file, when that file changed.
 //
 // A turn that does not end with its last frame (its context ended, Close
 // was called, the agent went away, Stdout failed) gives up the reply
@@ -164,7 +165,7 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 		line: func(reply string) ([]byte, error) {
 			return askLine(id, reply, AskOptions{Input: t.Input, Limit: t.Limit, Quiet: t.Quiet})
 		},
-		reply: a.reply, write: a.writeAsk, watch: newAgentWatchOf(in, a.agent.of(a.dir)),
+		reply: a.reply, write: a.writeAsk, watch: newAgentWatchOf(in, a.servingAgent()),
 		gaveUp: func(reply *replyFIFO, res *Result, written bool) {
 			if written && ctx.Err() != nil {
 				res.Queued = reply.unserved() // the turn gives the FIFO up
