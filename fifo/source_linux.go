@@ -82,7 +82,9 @@ func (s *Source) Read(p []byte) (int, error) {
 // them: a reader that waits so holds no buffer meanwhile (an idle
 // session's terminal feed). It waits as Read does (for a pending Source's
 // first FIFO, in the runtime's poller), and returns ErrClosed once Close
-// was called; a Read after it that finds nothing waits as any Read.
+// was called, and os.ErrDeadlineExceeded when Wake was called (until
+// Rearm), as SpliceTo does; a Read after it that finds nothing waits as
+// any Read.
 func (s *Source) WaitReadable() error {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -103,7 +105,7 @@ func (s *Source) WaitReadable() error {
 			continue
 		}
 		err = pipeio.WaitReadable(f)
-		if err != nil && os.IsTimeout(err) {
+		if err != nil && os.IsTimeout(err) && !s.isWoken() {
 			continue // Reopen woke us
 		}
 		if err != nil {
@@ -173,9 +175,9 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 	}
 }
 
-// Wake makes a SpliceTo that waits for bytes, or the next one to start,
-// return os.ErrDeadlineExceeded, until Rearm; also when Reopen replaces the
-// FIFO meanwhile.
+// Wake makes a SpliceTo or WaitReadable that waits for bytes, or the
+// next one to start, return os.ErrDeadlineExceeded, until Rearm; also
+// when Reopen replaces the FIFO meanwhile.
 func (s *Source) Wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -55,3 +55,34 @@ func TestWakeSurvivesReopen(t *testing.T) {
 	}
 	src.Rearm()
 }
+
+// Wake ends a WaitReadable that waits for bytes, as it ends a SpliceTo;
+// after Rearm the next one waits for bytes again.
+func TestWakeEndsWaitReadable(t *testing.T) {
+	checkLeaks(t)
+	p := newFIFO(t)
+	src, err := OpenSource(p)
+	require.NoError(t, err)
+	defer src.Close()
+	done := make(chan error, 1)
+	go func() { done <- src.WaitReadable() }()
+	waitParked(t, "IO wait", "fifo.(*Source).WaitReadable")
+	src.Wake()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	case <-time.After(3 * time.Second):
+		src.Close()
+		<-done
+		t.Fatal("WaitReadable slept through Wake")
+	}
+	src.Rearm()
+	go func() { done <- src.WaitReadable() }()
+	waitParked(t, "IO wait", "fifo.(*Source).WaitReadable")
+	w, err := OpenWriterNow(p)
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = w.Write([]byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+}
