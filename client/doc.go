@@ -4,8 +4,11 @@
 // `ls` do: Send sends one exec-mode request to an agent and relays the
 // request's output and exit; Ask asks a conversation one turn, DIR's own
 // or a session's (AskOptions.Session). An Asker (OpenAsker) asks a
-// conversation many turns with its FIFOs kept open: what a program that
-// talks to a REPL all day uses instead of one Ask per turn. Sessions
+// conversation many turns with its FIFOs kept open, DIR's own or a
+// session's (AskerOptions.Session): what a program that talks to a REPL
+// or a shell all day (an agent's harness) uses instead of one Ask per
+// turn. docs/conversations.md ("The wire protocol, kept open") gives the
+// same on the wire, for a script in any language. Sessions
 // opens, closes and lists the sessions of an agent in sessions mode.
 //
 // Guarantees:
@@ -19,11 +22,14 @@
 //     in stream mode as the child's input), nor for a session name that
 //     could name no session. Send, and Ask without a session, to an agent
 //     in sessions mode write nothing.
-//   - An Ask of a session enters DIR/sessions and DIR/sessions/NAME from
-//     DIR's descriptor (no symbolic link followed, one there refused and
-//     left alone) and writes only into the ask FIFO the status file names
-//     for that session (sessions[NAME].inputs.ask); a session the file
-//     does not list is not open, whoever made its directory.
+//   - An Ask or an Asker of a session enters DIR/sessions and
+//     DIR/sessions/NAME from DIR's descriptor (no symbolic link followed,
+//     one there refused and left alone) and writes only into the ask FIFO
+//     the status file names for that session (sessions[NAME].inputs.ask);
+//     a session the file does not list is not open, whoever made its
+//     directory. An Asker enters the session's directory again only when
+//     its ask FIFO is no longer read (the session was closed): a session
+//     opened again under that name is a new directory, checked anew.
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
 //   - Send, Ask and an Asker's turns end when their context does,
