@@ -17,6 +17,7 @@ const (
 	askFloor      = "python3 -i on pipes"              // driven by the harness itself: the floor
 	askKept       = "kept-open client (client.Asker)"  // the agent of askBridge, asked in-process
 	askKeptBefore = askKept + before                   // the same, the agent being -before's binary
+	askKeptSess   = "kept-open client of a session (client.Asker)" // a session of python3 -i, asked in-process
 	askPexpect    = "pexpect replwrap"                 // pexpect.replwrap.python() on a terminal
 	askBridge     = "fifobridge ask"                   // run -prompt ... -stderr out -- python3 -i -q
 	askSendCat    = "fifobridge send to exec-mode cat" // run -mode exec -- cat: the contract's yardstick
@@ -30,7 +31,7 @@ const (
 // askContenders are the ways of asking python3 one thing, floor first,
 // and the exec-mode cat that `ask` is held against; with -before, the
 // kept-open client also asks an agent of that binary.
-var askContenders = []string{askFloor, askKept, askKeptBefore, askPexpect, askBridge, askSendCat, askExec}
+var askContenders = []string{askFloor, askKept, askKeptBefore, askKeptSess, askPexpect, askBridge, askSendCat, askExec}
 
 // The arguments of the two agents after -dir and -log-level. The stop
 // signal is TERM, not -prompt's HUP: the harness may run under nohup,
@@ -39,6 +40,10 @@ var askContenders = []string{askFloor, askKept, askKeptBefore, askPexpect, askBr
 func askArgs(b *bench) []string {
 	return []string{"-prompt", pyPrompts, "-stderr", "out", "-stop-signal", "TERM", "--", b.tools["python3"], "-i", "-q"}
 }
+
+// The arguments of the sessions agent of askKeptSess: every session
+// python3 -i, as askArgs's child.
+func askSessArgs(b *bench) []string { return append([]string{"-mode", "sessions"}, askArgs(b)...) }
 
 func pyExecArgs(b *bench) []string {
 	return []string{"-mode", "exec", "-allow-args", "--", b.tools["python3"], "-c"}
@@ -49,7 +54,8 @@ func catExecArgs(b *bench) []string { return []string{"-mode", "exec", "--", b.t
 // askPart times, one at a time, b.asks questions `print(1)` to python3
 // and their answers, each checked: `fifobridge ask` to an agent holding a
 // conversation with `python3 -i -q` on pipes, the same agent asked by a
-// client.Asker in the harness (FIFOs kept open), pexpect's replwrap
+// client.Asker in the harness (FIFOs kept open), a client.Asker of a
+// session of the same python3 on a sessions agent, pexpect's replwrap
 // driving python3 on a terminal (timed in its own script), `fifobridge
 // send` to an exec-mode agent that runs `python3 -c print(1)` per request,
 // `fifobridge send print(1)` to an exec-mode cat (the contract holds
@@ -82,7 +88,7 @@ func askPart(b *bench, round int, r *results) error {
 // askSpaced are the contenders asked again at each spacing but 0: those
 // that keep one REPL for all their questions, where a wait between two
 // costs what idling costs.
-var askSpaced = []string{askFloor, askKept, askKeptBefore, askPexpect}
+var askSpaced = []string{askFloor, askKept, askKeptBefore, askKeptSess, askPexpect}
 
 // askMetricAt is the ask part's metric at spacing gap: askMetric back to
 // back.
@@ -159,8 +165,11 @@ func (b *bench) newAsker(name string, gap time.Duration) (*asker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name == askKept || name == askKeptBefore {
-		return startKept(rn, gap)
+	switch name {
+	case askKept, askKeptBefore:
+		return startKeptConversation(rn, gap)
+	case askKeptSess:
+		return b.startKeptSession(rn, gap)
 	}
 	dir := []string{"-dir", filepath.Dir(rn.in)}
 	argv := append([]string{b.bin, "ask"}, append(dir, askQuestion)...)

@@ -54,14 +54,17 @@ func gapLabel(g time.Duration) string {
 }
 
 // askSpacedVerdicts are issue 34's targets of the ask part: the kept-open
-// client within 1.5x pexpect's replwrap at every spacing but 0 (issue
-// 27's verdict holds it there back to back).
+// client, of a session and of a stream agent's conversation, within 1.5x
+// pexpect's replwrap back to back and at every other spacing.
 func (r *results) askSpacedVerdicts() []verdict {
 	var vs []verdict
 	for _, g := range r.askGaps {
-		if g > 0 {
-			vs = append(vs, r.atMost(fmt.Sprintf("kept-open client, asks %s apart: p50 ≤ 1.5x pexpect's replwrap (issue 34)", g),
-				askMetricAt(g), askKept, askPexpect, 1.5))
+		for _, who := range []string{askKeptSess, askKept} {
+			if g == 0 && who == askKept {
+				continue // issue 27's
+			}
+			vs = append(vs, r.atMost(fmt.Sprintf("%s, asks %s: p50 ≤ 1.5x pexpect's replwrap (issue 34)", who, gapLabel(g)),
+				askMetricAt(g), who, askPexpect, 1.5))
 		}
 	}
 	return vs
