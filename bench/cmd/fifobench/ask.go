@@ -17,7 +17,6 @@ const (
 	askFloor      = "python3 -i on pipes"              // driven by the harness itself: the floor
 	askKept       = "kept-open client (client.Asker)"  // the agent of askBridge, asked in-process
 	askKeptBefore = askKept + before                   // the same, the agent being -before's binary
-	askKeptSess   = "kept-open client of a session (client.Asker)" // a session of python3 -i, asked in-process
 	askPexpect    = "pexpect replwrap"                 // pexpect.replwrap.python() on a terminal
 	askBridge     = "fifobridge ask"                   // run -prompt ... -stderr out -- python3 -i -q
 	askSendCat    = "fifobridge send to exec-mode cat" // run -mode exec -- cat: the contract's yardstick
@@ -27,6 +26,10 @@ const (
 	pyPrompt      = ">>> "
 	pyPrompts     = `^(>>>|\.\.\.) $`
 )
+
+// askKeptSess is a client.Asker of a session of python3 -i on a sessions
+// agent (askSessArgs), asked in-process.
+const askKeptSess = "kept-open client of a session (client.Asker)"
 
 // askContenders are the ways of asking python3 one thing, floor first,
 // and the exec-mode cat that `ask` is held against; with -before, the

@@ -21,8 +21,9 @@
 // to python3 -i and a kept-open client.Asker with python3 -i on pipes (of
 // a stream agent and of a session), pexpect's replwrap, `send` to an
 // exec-mode cat and an exec-mode python3 -c, back to back and, for those
-// that keep one REPL, spaced as an agent asks (-ask-gaps); a session's open, ask and close with `docker exec -it` and
-// a shell on the harness's own terminal; 1 to 100 bash sessions open at
+// that keep one REPL, spaced as an agent asks (-ask-gaps); a session's
+// open, ask and close with `docker exec -it` and a shell on the harness's
+// own terminal; 1 to 100 bash sessions open at
 // once on one agent and on one tmux server, and a whole session's cycle
 // against tmux's.
 // Contenders alternate within every round, and the tables give the median
