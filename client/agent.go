@@ -74,8 +74,11 @@ func (w *agentWatch) status() (status.Status, error) {
 }
 
 // identity names one run of an agent: its pid and start time.
-func identity(s status.Status) string {
-	return fmt.Sprintf("%d@%s", s.PID, s.StartedAt.Format(time.RFC3339Nano))
+func identity(s status.Status) string { return identityOf(s.PID, s.StartedAt) }
+
+// identityOf is identity of the agent pid started at start.
+func identityOf(pid int, start time.Time) string {
+	return fmt.Sprintf("%d@%s", pid, start.Format(time.RFC3339Nano))
 }
 
 // alive says whether an agent holds DIR/lock: right from any PID

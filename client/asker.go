@@ -20,6 +20,10 @@ var ErrClosed = errors.New("asker closed")
 
 // AskerOptions configure OpenAsker.
 type AskerOptions struct {
+	// Session, when set, names the session of a sessions-mode agent to
+	// ask, through its DIR/sessions/NAME/ask, as AskOptions.Session does;
+	// "" asks DIR/ask.
+	Session string
 	// Warn, when set, is told about what the Asker ignores on its reply
 	// FIFO (frames of other ids, lines that are not frames), as Ask's is:
 	// each kind once per turn.
@@ -39,11 +43,14 @@ type Turn struct {
 	Stdout io.Writer
 }
 
-// Asker asks a conversation (run -prompt) many turns, one at a time, as a
-// client that keeps its FIFOs open: it enters DIR once, makes one private
-// reply FIFO in DIR/replies (as Ask does: 128 random bits in its name,
-// mode 0600 or 0622 by replyKey's rule) and keeps it and DIR/ask open
-// until Close. Each turn writes one line to DIR/ask and reads the frames
+// Asker asks a conversation (run -prompt, or a session's) many turns, one
+// at a time, as a client that keeps its FIFOs open: it enters DIR once
+// (and a session's DIR/sessions/NAME, from DIR's descriptor, as Ask
+// does), makes one private reply FIFO in DIR/replies (as Ask does: 128
+// random bits in its name, mode 0600 or 0622 by replyKey's rule) and
+// keeps it and DIR/ask (or the session's ask FIFO, checked as Ask checks
+// it against the status file) open until Close. Below, DIR/ask stands for
+// either. Each turn writes one line to DIR/ask and reads the frames
 // of its own id from the reply FIFO up to the turn's end, exit or error
 // frame; frames of other ids are reported (Warn) and skipped. A turn
 // costs no open, mkfifo or unlink of its own: the reply FIFO's own write
@@ -52,23 +59,28 @@ type Turn struct {
 // Ask closes it, so that the agent's closing tells; the agent keeps its
 // write end from turn to turn, and should it close it between turns, the
 // next turn, reading the end of file before its first frame, opens the
-// keeper again. Which agent serves DIR is read from its status file only
-// when that file changed.
+// keeper again. Which agent serves DIR is taken to be the one that
+// answered the turn before while that one still holds the reply FIFO;
+// otherwise it is read from its status file, when that file changed.
 //
 // A turn that does not end with its last frame (its context ended, Close
 // was called, the agent went away, Stdout failed) gives up the reply
 // FIFO, as Ask does on its way out: the agent, seeing its reader gone,
 // interrupts the turn. The next turn makes a new one. When the agent that
 // read DIR/ask is gone and another one serves DIR, the next turn opens
-// DIR/ask again.
+// DIR/ask again; when a session's conversation is gone (the session was
+// closed), the next turn enters DIR/sessions/NAME again, and is
+// ErrNoSession unless a session of that name is open there by then.
 //
 // An Asker may be used from several goroutines: their turns are taken one
 // at a time, in no set order, each waiting for the one before or for its
 // own context.
 type Asker struct {
-	dir  *sharedir.Dir
-	warn func(string)
-	in   *os.File // DIR/ask, open for writing; nil until a turn reopens it
+	dir    *sharedir.Dir
+	target input // the FIFO asked: DIR/ask, or a session's (its fifos the Asker's to close)
+	warn   func(string)
+	in     *os.File // target, open for writing; nil until a turn reopens it
+	stale  bool     // target is a session's, whose ask FIFO nobody read: enter it again
 
 	token chan struct{} // holds one element while a turn (or Close) runs
 	life  context.Context
@@ -82,24 +94,27 @@ type Asker struct {
 	writing <-chan struct{}
 }
 
-// OpenAsker opens an Asker of the conversation served in dir. It fails,
-// as Ask does, with ErrNoConversation when dir has no conversation and
+// OpenAsker opens an Asker of the conversation served in dir, or of
+// session o.Session there. It fails, as Ask does, with ErrNoConversation
+// when dir has no conversation (or the session no prompt), with
+// ErrNotSessions and ErrNoSession for a session that cannot be asked, and
 // with ErrNoAgent when nobody reads DIR/ask; it never waits (WaitAsking
-// does). The Asker holds four descriptors until Close: DIR and
-// DIR/replies (O_PATH), the reply FIFO's read end and DIR/ask; a fifth,
-// the reply FIFO's own write end, while no turn's frames flow.
+// does). The Asker holds four descriptors until Close (five for a
+// session: its directory, O_PATH): DIR and DIR/replies (O_PATH), the
+// reply FIFO's read end and DIR/ask; one more, the reply FIFO's own
+// write end, while no turn's frames flow.
 func OpenAsker(dir string, o AskerOptions) (*Asker, error) {
 	d, err := enterDir(dir, ErrNoConversation, noConversationHint)
 	if err != nil {
 		return nil, err
 	}
 	a := &Asker{dir: d, warn: o.Warn, token: make(chan struct{}, 1)}
-	if err := refuseNoConversation(d); err != nil {
+	if a.target, err = askInput(d, o.Session); err != nil {
 		d.Close()
 		return nil, err
 	}
 	if a.reply, err = makeReply(d); err == nil {
-		a.in, err = openInput(context.Background(), dirInput(d, askName), a.reply.key)
+		a.in, err = openInput(context.Background(), a.target, a.reply.key)
 	}
 	if err != nil {
 		a.release()
@@ -159,12 +174,17 @@ func (a *Asker) turn(ctx context.Context, t Turn) (Result, error) {
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	in := dirInput(a.dir, askName)
-	tr := trip{in: in, relay: relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing},
+	watch := newAgentWatchOf(a.target, a.servingAgent())
+	write := func(ctx context.Context, line []byte) error {
+		err := a.writeAsk(ctx, line)
+		watch.in = a.target // a session entered again is watched there
+		return err
+	}
+	tr := trip{in: a.target, relay: relay{id: id, stdout: stdout, stderr: io.Discard, warn: a.warn, after: a.writing},
 		line: func(reply string) ([]byte, error) {
 			return askLine(id, reply, AskOptions{Input: t.Input, Limit: t.Limit, Quiet: t.Quiet})
 		},
-		reply: a.reply, write: a.writeAsk, watch: newAgentWatchOf(in, a.agent.of(a.dir)),
+		reply: a.reply, write: write, watch: watch,
 		gaveUp: func(reply *replyFIFO, res *Result, written bool) {
 			if written && ctx.Err() != nil {
 				res.Queued = reply.unserved() // the turn gives the FIFO up
@@ -204,6 +224,9 @@ func (a *Asker) release() {
 	if a.in != nil {
 		a.in.Close()
 		a.in = nil
+	}
+	if a.target.fifos != nil && a.target.fifos != a.dir {
+		a.target.fifos.Close()
 	}
 	a.dir.Close()
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
+	"github.com/fifobridge/fifobridge/sharedir"
+	"github.com/fifobridge/fifobridge/status"
 )
 
 // startTurn runs a.Ask for t on a goroutine the test waits for; its
@@ -391,4 +393,36 @@ func TestAskerAbandonedWriteBeforeNext(t *testing.T) {
 	require.NoError(t, s.wait(t).err)
 	require.Zero(t, w.overlap.Load(), "writes at once")
 	require.Equal(t, "one\ntwo\n", w.got.String())
+}
+
+// A turn's watch compares the agent that serves DIR when it looks with
+// the one whose status file the turn began with: the same agent
+// rewriting its file (as it does after every turn) is no new agent;
+// another agent's file is, while DIR/ask is still read, and the turn
+// ends with ErrAgentGone.
+func TestAskerWatchesItsAgent(t *testing.T) {
+	checkLeaks(t)
+	dir := newConversationDir(t)
+	started := time.Now().UTC()
+	put := func(pid int) {
+		d, err := sharedir.Open(dir, false)
+		require.NoError(t, err)
+		defer d.Close()
+		require.NoError(t, status.WriteAt(d, statusName, status.Status{PID: pid, Mode: "stream", State: "running", StartedAt: started, UpdatedAt: time.Now()}, 0o644))
+	}
+	put(1)
+	c := startFakeConversation(t, dir)
+	a := openAsker(t, dir, nil)
+	for i := range 2 {
+		s := startTurn(t, context.Background(), a, Turn{Input: []byte("1")})
+		q := c.next()
+		put(1)
+		c.answer(q, "one\n")
+		require.NoError(t, s.wait(t).err, "turn %d", i)
+	}
+
+	s := startTurn(t, context.Background(), a, Turn{Input: []byte("2")})
+	c.next()
+	put(2)
+	require.ErrorIs(t, s.wait(t).err, ErrAgentGone)
 }

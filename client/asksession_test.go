@@ -5,6 +5,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/fifobridge/fifobridge/internal/leakcheck"
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/status"
 )
@@ -46,6 +48,7 @@ func TestAskSession(t *testing.T) {
 // TestAskSessionRefused: an ask of a session is written only into the
 // ask FIFO the status file names for that session, reached from DIR
 // through descriptors; else it fails and nothing is written anywhere.
+// OpenAsker of the session refuses the same, as Ask does.
 func TestAskSessionRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -98,11 +101,14 @@ func TestAskSessionRefused(t *testing.T) {
 				tc.setup(t, f, s)
 			}
 			_, err := Ask(context.Background(), AskOptions{Dir: f.dir, Session: tc.session, Input: []byte("x")})
-			require.Error(t, err)
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
+			_, aerr := OpenAsker(f.dir, AskerOptions{Session: tc.session})
+			for _, err := range []error{err, aerr} {
+				require.Error(t, err)
+				if tc.want != nil {
+					require.ErrorIs(t, err, tc.want)
+				}
+				require.ErrorContains(t, err, tc.msg)
 			}
-			require.ErrorContains(t, err, tc.msg)
 			s.ask.requireNothingRead()
 			f.requireNothingRead()
 			requireNoReplies(t, f.dir)
@@ -162,4 +168,84 @@ func TestUnreadyNoteSession(t *testing.T) {
 	require.Contains(t, unreadyNote(input{dir: d, session: "sh1"}), `its last line is "loading"`)
 	require.Empty(t, unreadyNote(input{dir: d, session: "py"}))
 	require.Empty(t, unreadyNote(dirInput(d, askName)))
+}
+
+// answerSession answers a, an ask of session s, with data and an end
+// frame, on its reply FIFO opened for the turn and closed after it.
+func answerSession(t *testing.T, s *fakeSession, a protocol.ParsedAsk, data string) {
+	t.Helper()
+	w := s.ask.openReply(a)
+	defer w.Close()
+	b := protocol.AppendData(nil, a.ID, protocol.FrameAnswer, []byte(data))
+	_, err := w.Write(protocol.AppendEnd(b, a.ID, protocol.End{}))
+	require.NoError(t, err)
+}
+
+// TestAskerSession: an Asker of a session writes every turn into that
+// session's DIR/sessions/NAME/ask, never another session's nor DIR/in,
+// through one reply FIFO, holds no more descriptors from turn to turn,
+// and lets go of everything at Close.
+func TestAskerSession(t *testing.T) {
+	checkLeaks(t)
+	f := startFakeSessions(t)
+	sh := f.openSession("sh1")
+	py := f.openSession("py")
+	a, err := OpenAsker(f.dir, AskerOptions{Session: "py"})
+	require.NoError(t, err)
+	fds := leakcheck.FDs(t)
+	var reply string
+	for i := range 5 {
+		s := startTurn(t, context.Background(), a, Turn{Input: []byte(fmt.Sprintf("print(%d)", i))})
+		q := py.ask.next()
+		require.Equal(t, fmt.Sprintf("print(%d)", i), q.Input)
+		if reply == "" {
+			reply = q.Reply
+		}
+		require.Equal(t, reply, q.Reply, "one reply FIFO for every turn")
+		answerSession(t, py, q, fmt.Sprintf("%d\n", i))
+		require.NoError(t, s.wait(t).err)
+		require.Equal(t, fmt.Sprintf("%d\n", i), s.stdout.String())
+		if i == 0 {
+			fds-- // the keeper went at the first frame
+		}
+		require.Equal(t, fds, leakcheck.FDs(t), "turn %d: descriptors", i)
+	}
+	sh.ask.requireNothingRead()
+	f.requireNothingRead()
+	require.NoError(t, a.Close())
+	requireNoReplies(t, f.dir)
+}
+
+// TestAskerSessionClosed: a turn to a session that was closed (nobody
+// reads its ask FIFO, its directory is gone, the status file no longer
+// lists it) is ErrNoSession, and so is every turn until a session of
+// that name is open again: then the Asker enters its new directory and
+// the turn is answered there.
+func TestAskerSessionClosed(t *testing.T) {
+	checkLeaks(t)
+	f := startFakeSessions(t)
+	py := f.openSession("py")
+	a, err := OpenAsker(f.dir, AskerOptions{Session: "py"})
+	require.NoError(t, err)
+	defer a.Close()
+	s := startTurn(t, context.Background(), a, Turn{Input: []byte("1")})
+	answerSession(t, py, py.ask.next(), "one\n")
+	require.NoError(t, s.wait(t).err)
+
+	py.ask.stopReading()
+	require.NoError(t, os.RemoveAll(py.dir))
+	f.sessions = nil
+	f.writeStatus()
+	for range 2 {
+		_, err = a.Ask(context.Background(), Turn{Input: []byte("2")})
+		require.ErrorIs(t, err, ErrNoSession)
+	}
+
+	py = f.openSession("py")
+	s = startTurn(t, context.Background(), a, Turn{Input: []byte("3")})
+	q := py.ask.next()
+	require.Equal(t, "3", q.Input)
+	answerSession(t, py, q, "three\n")
+	require.NoError(t, s.wait(t).err)
+	require.Equal(t, "three\n", s.stdout.String())
 }

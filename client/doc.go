@@ -1,15 +1,18 @@
 //go:build linux
 
 // Package client is what `fifobridge send`, `ask`, `open`, `close`,
-// `ls`, `type`, `signal` and `watch` do: Send sends one exec-mode request to an
-// agent and relays the request's output and exit; Ask asks a conversation
-// one turn, DIR's own or a session's (AskOptions.Session). An Asker
-// (OpenAsker) asks a conversation many turns with its FIFOs kept open:
-// what a program that talks to a REPL all day uses instead of one Ask per
-// turn. Sessions opens, closes (one by one, or all) and lists the
+// `ls`, `type`, `signal` and `watch` do: Send sends one exec-mode request
+// to an agent and relays the request's output and exit; Ask asks a
+// conversation one turn, DIR's own or a session's (AskOptions.Session).
+// An Asker (OpenAsker) asks a conversation many turns with its FIFOs kept
+// open, DIR's own or a session's (AskerOptions.Session): what a program
+// that talks to a REPL or a shell all day (an agent's harness) uses
+// instead of one Ask per turn. docs/conversations.md ("The wire
+// protocol, kept open") gives the same on the wire, for a script in any
+// language. Sessions opens, closes (one by one, or all) and lists the
 // sessions of an agent in sessions mode. Type types into a child's input
-// and Signal signals it, and Watch follows its output from now on: stream
-// mode's child, or a session's.
+// and Signal signals it, and Watch follows its output from now on:
+// stream mode's child, or a session's.
 //
 // Guarantees:
 //
@@ -31,11 +34,14 @@
 //     sessions[NAME].inputs.in), by the served and key checks of Send; a
 //     write cut short by its context is not finished (typed text is not
 //     a line: nothing is added to it), and says how much went.
-//   - An Ask of a session enters DIR/sessions and DIR/sessions/NAME from
-//     DIR's descriptor (no symbolic link followed, one there refused and
-//     left alone) and writes only into the ask FIFO the status file names
-//     for that session (sessions[NAME].inputs.ask); a session the file
-//     does not list is not open, whoever made its directory.
+//   - An Ask or an Asker of a session enters DIR/sessions and
+//     DIR/sessions/NAME from DIR's descriptor (no symbolic link followed,
+//     one there refused and left alone) and writes only into the ask FIFO
+//     the status file names for that session (sessions[NAME].inputs.ask);
+//     a session the file does not list is not open, whoever made its
+//     directory. An Asker enters the session's directory again only when
+//     its ask FIFO is no longer read (the session was closed): a session
+//     opened again under that name is a new directory, checked anew.
 //   - Send never blocks forever on an open or a write: an absent agent is
 //     ErrNoAgent at once, and every wait ends with its context.
 //   - Send, Ask and an Asker's turns end when their context does,

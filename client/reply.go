@@ -193,9 +193,30 @@ func (p *replyFIFO) unserved() bool {
 	if p.written() {
 		return false
 	}
+	revents, ok := p.poll()
+	return ok && revents&(unix.POLLIN|unix.POLLHUP) == unix.POLLHUP
+}
+
+// agentHolds says whether a write end other than the keeper holds the
+// FIFO and nothing waits in it: after a turn that ended with its last
+// frame, the agent that answered it still keeps the FIFO for the next ask
+// (it keeps only the last asker's, and only an agent that read an ask of
+// this FIFO can hold it). False while the keeper is open, since its own
+// write end hides the agent's.
+func (p *replyFIFO) agentHolds() bool {
+	if p.keeper != nil {
+		return false
+	}
+	revents, ok := p.poll()
+	return ok && revents == 0
+}
+
+// poll polls the read end for POLLIN without waiting, and returns what it
+// says (POLLHUP: no write end is open).
+func (p *replyFIFO) poll() (int16, bool) {
 	rc, err := p.r.SyscallConn()
 	if err != nil {
-		return false
+		return 0, false
 	}
 	fds := []unix.PollFd{{Events: unix.POLLIN}}
 	n := 0
@@ -207,7 +228,13 @@ func (p *replyFIFO) unserved() bool {
 			}
 		}
 	})
-	return cerr == nil && err == nil && n == 1 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) == unix.POLLHUP
+	if cerr != nil || err != nil {
+		return 0, false
+	}
+	if n == 0 {
+		return 0, true
+	}
+	return fds[0].Revents, true
 }
 
 // unlink removes the FIFO's name, once.

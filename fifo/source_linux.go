@@ -195,9 +195,9 @@ func (s *Source) SpliceTo(dst *os.File, max int) (int, error) {
 	}
 }
 
-// Wake makes a SpliceTo that waits for bytes, or the next one to start,
-// return os.ErrDeadlineExceeded, until Rearm; also when Reopen replaces the
-// FIFO meanwhile.
+// Wake makes a SpliceTo or WaitReadable that waits for bytes, or the
+// next one to start, return os.ErrDeadlineExceeded, until Rearm; also
+// when Reopen replaces the FIFO meanwhile.
 func (s *Source) Wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

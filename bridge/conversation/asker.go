@@ -93,7 +93,7 @@ func (a *asker) write() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		for len(a.frames) == 0 && !a.done {
+		for (len(a.frames) == 0 || t.held(a)) && !a.done {
 			a.more.Wait()
 		}
 		if len(a.frames) == 0 {

@@ -83,6 +83,12 @@ type Child interface {
 	// and fails once the stream stops. It is called from one goroutine at
 	// a time, in order.
 	WriteTurn(p []byte) error
+	// WriteTurnNow writes p whole to the running child's input and says
+	// true when that needs no wait: nothing else is being written there,
+	// and there is room for all of p. Otherwise it writes nothing and
+	// says false, and WriteTurn is the way. It never waits: it is called
+	// under the conversation's lock, when no WriteTurn is under way.
+	WriteTurnNow(p []byte) bool
 	// Interrupt interrupts a child on pipes (SIGINT to its process group);
 	// it must not wait. A terminal's child is interrupted by ^C, typed
 	// with WriteTurn instead.

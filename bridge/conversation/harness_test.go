@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,10 +36,14 @@ import (
 // Output, as the stream's copy does. Asks are spoken on the wire by
 // askers that make their own reply FIFOs, as `fifobridge ask` does.
 
-// fakeChild is the stream engine's side, for tests.
+// fakeChild is the stream engine's side, for tests. It takes every other
+// input at once (WriteTurnNow) and refuses the others, which go through
+// the writer goroutine (WriteTurn): both ways are taken in every test of
+// more than one turn.
 type fakeChild struct {
 	inputs     chan string
 	interrupts chan struct{}
+	nows       atomic.Int64 // calls of WriteTurnNow
 }
 
 func newFakeChild() *fakeChild {
@@ -47,6 +52,18 @@ func newFakeChild() *fakeChild {
 
 func (f *fakeChild) WriteTurn(p []byte) error { f.inputs <- string(p); return nil }
 func (f *fakeChild) Interrupt()               { f.interrupts <- struct{}{} }
+
+func (f *fakeChild) WriteTurnNow(p []byte) bool {
+	if f.nows.Add(1)%2 == 0 {
+		return false
+	}
+	select {
+	case f.inputs <- string(p):
+		return true
+	default:
+		return false
+	}
+}
 
 // harness is a conversation and its FIFOs.
 type harness struct {

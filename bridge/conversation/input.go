@@ -8,10 +8,14 @@ import (
 )
 
 // inputs writes to the child: the turns' input, and the interrupts, ^C
-// typed on a terminal or SIGINT on pipes. It writes in the order given,
-// from one goroutine that lives while there is something to write: a
-// write the child does not take holds up only the writes after it, never
-// the conversation. It has its own lock, taken under the conversation's.
+// typed on a terminal or SIGINT on pipes. It writes in the order given:
+// at once, when nothing waits to be written and the child takes it
+// without a wait (Child.WriteTurnNow: a turn asked of a child at its
+// prompt reaches it without a hand-off to another goroutine, each of
+// which can cost the wake-up of an idle CPU), otherwise from one
+// goroutine that lives while there is something to write: a write the
+// child does not take holds up only the writes after it, never the
+// conversation. It has its own lock, taken under the conversation's.
 type inputs struct {
 	to       Child
 	terminal bool            // the child runs on a terminal: interrupts are typed
@@ -38,6 +42,9 @@ func (q *inputs) interrupt() {
 func (q *inputs) write(p []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if !q.writing && q.to.WriteTurnNow(p) {
+		return
+	}
 	q.todo = append(q.todo, p)
 	if q.writing {
 		return

@@ -14,6 +14,7 @@ func (c *Conversation) loop() {
 		next, ok, look := c.step(now)
 		if look.r != nil {
 			again, atOnce := probe.probe(look, now)
+			c.probed()
 			if atOnce {
 				continue
 			}
@@ -44,7 +45,10 @@ func (c *Conversation) step(now time.Time) (time.Time, bool, promptLook) {
 	c.queue.expire(now)
 	c.queue.startNext(now)
 	next, ok := c.nextLook()
-	look, _ := c.child.look()
+	look, due := c.child.look()
+	if !due {
+		c.turn.probed() // nothing for the loop to probe: nothing to hold for
+	}
 	return next, ok, look
 }
 

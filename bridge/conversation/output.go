@@ -38,6 +38,7 @@ func (c *Conversation) take(p []byte) {
 	defer c.mu.Unlock()
 	c.turn.waitRoom(len(p))
 	c.turn.handle(c.child.output(p, time.Now()))
+	c.turn.holdForProbe()
 }
 
 // waitRoom waits until the asker of the turn in progress has room for the
@@ -50,6 +51,7 @@ func (t *turns) waitRoom(n int) {
 		return
 	}
 	t.child.clock.hold(time.Now())
+	t.probed() // the writer makes the room: nothing is held for a probe now
 	for t.cur == a && !a.roomFor(n) && a.failed == nil && !t.stopping {
 		t.room.Wait()
 	}

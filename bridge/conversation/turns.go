@@ -35,6 +35,7 @@ type turns struct {
 	cur      *asker // the turn in progress, or nil
 	last     *asker // the turn just ended, while its frames are written, or nil
 	stopping bool   // a stop began: the child's output is no longer held up
+	probeDue bool   // the loop will probe the child's prompt: the writer holds (hold.go)
 	scratch  []byte // one call's answer
 }
 
@@ -158,7 +159,7 @@ func (t *turns) fail(err error) {
 // the last one until its frames are written.
 func (t *turns) finish(last []byte) {
 	a := t.cur
-	t.cur = nil
+	t.cur, t.probeDue = nil, false
 	a.flushPartial()
 	if last != nil {
 		a.push(last)
@@ -185,6 +186,7 @@ func (t *turns) abandon(last []byte) {
 // up for an asker, and no turn begins.
 func (t *turns) stop() {
 	t.stopping = true
+	t.probed()
 	t.room.Broadcast()
 }
 

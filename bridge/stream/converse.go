@@ -74,6 +74,16 @@ func (c conversing) WriteTurn(p []byte) error {
 	return c.s.feed.writeTurn(p)
 }
 
+// WriteTurnNow writes a turn's input at once when that needs no wait
+// (feeder.writeTurnNow). On a terminal it writes nothing: a write there
+// may take part of p, and the rest would then wait for the terminal.
+func (c conversing) WriteTurnNow(p []byte) bool {
+	if c.s.tty != nil || len(p) > pipeio.PipeBuf {
+		return false
+	}
+	return c.s.feed.writeTurnNow(p)
+}
+
 // Interrupt sends SIGINT to the child's process group (pipes only).
 func (c conversing) Interrupt() { c.s.sup.Signal(syscall.SIGINT) }
 

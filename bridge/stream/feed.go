@@ -49,12 +49,16 @@ func newFeeder(src *fifo.Source, clock *idle.Clock) *feeder {
 	return f
 }
 
-// run feeds until close is called, or src is closed.
+// run feeds until close is called, or src is closed. It waits for input
+// without being busy: only a move is (a splice, or a write of what a
+// child left), so that while the input FIFO is quiet a turn's input goes
+// to the child at once (writeTurnNow), with nothing to wake or wait for.
 func (f *feeder) run() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	ready := false // src had bytes at the last look, and nothing moved since
 	for {
-		for (f.stdin == nil || f.turns > 0) && !f.closed {
+		for (f.stdin == nil || f.turns > 0 || f.busy) && !f.closed {
 			f.cond.Wait()
 		}
 		if f.closed {
@@ -64,8 +68,20 @@ func (f *feeder) run() {
 			continue
 		}
 		w, pending := f.stdin, f.pending
+		f.src.Rearm() // before the lock is let go, so that a later Wake counts
+		if len(pending) == 0 && !ready {
+			f.mu.Unlock()
+			err := f.src.WaitReadable()
+			f.mu.Lock()
+			if errors.Is(err, fifo.ErrClosed) {
+				return
+			}
+			// Woken (attach), or bytes came; another error the splice
+			// reports, as it did before the wait.
+			ready = !os.IsTimeout(err)
+			continue // the child, or a turn, may have come meanwhile
+		}
 		f.busy = true
-		f.src.Rearm() // before the lock is let go, so detach's Wake counts
 		f.mu.Unlock()
 		var n, moved int
 		var err error
@@ -81,7 +97,7 @@ func (f *feeder) run() {
 		}
 		f.mu.Lock()
 		f.ends.moved(moved)
-		f.busy = false
+		f.busy, ready = false, false
 		f.pending = f.pending[n:]
 		f.cond.Broadcast()
 		if errors.Is(err, fifo.ErrClosed) {
@@ -99,6 +115,9 @@ type expecter interface{ Expect() }
 func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 	f.mu.Lock()
 	f.stdin, f.back, f.answers = stdin, back, answers
+	if len(f.pending) > 0 && !f.busy {
+		f.src.Wake() // run may wait for input: what the last child left goes now
+	}
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }
@@ -119,7 +138,9 @@ func (f *feeder) detach() {
 	if w != nil {
 		w.SetWriteDeadline(time.Unix(1, 0))
 	}
-	f.src.Wake()
+	if f.busy {
+		f.src.Wake() // a move waiting for input gives way; a wait for it is not busy
+	}
 	for f.busy {
 		f.cond.Wait()
 	}
@@ -154,6 +175,29 @@ func (f *feeder) held() int {
 // errNoInput is writeTurn's error once the feeder is closed.
 var errNoInput = errors.New("the agent is stopping: no child takes input")
 
+// writeTurnNow writes p, a turn's input of at most PipeBuf bytes, whole
+// to the attached child's stdin at once, when nothing else is written
+// there now (no move under way, no turn waiting, no input taken back
+// from the last child still to go) and the pipe has room for it, and
+// tells the copy of the child's output that an answer is due, as
+// writeTurn does. Otherwise it writes nothing and says false: writeTurn
+// is the way. It never waits, and may be called under the
+// conversation's lock.
+func (f *feeder) writeTurnNow(p []byte) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stdin == nil || f.busy || f.closed || f.turns > 0 || len(f.pending) > 0 {
+		return false
+	}
+	if pipeio.WriteNow(f.stdin, p) != nil {
+		return false
+	}
+	if f.answers != nil {
+		f.answers.Expect()
+	}
+	return true
+}
+
 // writeTurn writes p whole to the attached child's stdin between two of
 // run's moves, so that it never lands inside one chunk of the input
 // FIFO's bytes; it waits for a child to be attached, and for the input
@@ -164,7 +208,9 @@ var errNoInput = errors.New("the agent is stopping: no child takes input")
 func (f *feeder) writeTurn(p []byte) error {
 	f.mu.Lock()
 	f.turns++
-	f.src.Wake() // a splice waiting for input gives way
+	if f.busy {
+		f.src.Wake() // a move waiting for input gives way
+	}
 	for (f.stdin == nil || f.busy || len(f.pending) > 0) && !f.closed {
 		if f.stdin != nil && len(f.pending) > 0 && !f.busy {
 			break // the leftovers go first: run does not wait for them

@@ -201,3 +201,60 @@ func TestFeederExpectsAnAnswerAfterATurn(t *testing.T) {
 	srcDir.Close()
 	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
 }
+
+// While the input FIFO is quiet, a turn's input goes to the child at once,
+// without waiting for anything, and the copy of its output is told that
+// an answer is due; typed input is still moved after it. While a move is
+// under way (the child does not take what was typed), or input taken
+// back from the last child is still to go, nothing is written: writeTurn
+// is the way.
+func TestFeederWritesATurnNowWhenQuiet(t *testing.T) {
+	before := leakcheck.FDs(t)
+	src, srcW, srcDir := inputFIFO(t)
+	f := newFeeder(src, idle.NewClock())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run() }()
+
+	require.False(t, f.writeTurnNow([]byte("no child\n")), "no child is attached")
+	stdin, back, child := childPipe(t)
+	e := &expectations{back: back}
+	f.attach(stdin, back, e)
+	require.True(t, f.writeTurnNow([]byte("turn\n")))
+	require.Equal(t, []int{len("turn\n")}, e.unread, "told once the input was written")
+	_, err := srcW.Write([]byte("typed\n"))
+	require.NoError(t, err)
+	got := make([]byte, len("turn\ntyped\n"))
+	_, err = io.ReadFull(child, got)
+	require.NoError(t, err)
+	require.Equal(t, "turn\ntyped\n", string(got))
+
+	// The child takes nothing: what is typed fills its pipe, and the
+	// feeder waits to move the rest.
+	data := make([]byte, 3<<20)
+	wrote := make(chan error, 1)
+	go func() { _, err := srcW.Write(data); wrote <- err }()
+	size, err := unix.FcntlInt(back.Fd(), unix.F_GETPIPE_SZ, 0)
+	require.NoError(t, err)
+	waitUnread(t, child, size)
+	require.False(t, f.writeTurnNow([]byte("turn\n")), "a move is under way")
+	f.detach()
+	require.Positive(t, f.held())
+	child.Close()
+	stdin, back, child = childPipe(t)
+	f.attach(stdin, back, e)
+	require.False(t, f.writeTurnNow([]byte("turn\n")), "what the last child left goes first")
+	require.Len(t, e.unread, 1, "not told when nothing was written")
+	copied := make(chan struct{})
+	go func() { defer close(copied); io.Copy(io.Discard, child) }()
+	require.NoError(t, <-wrote)
+
+	f.detach()
+	f.close()
+	src.Close()
+	<-done
+	<-copied // the agent's end is closed: the child's reads end-of-file
+	child.Close()
+	srcW.Close()
+	srcDir.Close()
+	require.Equal(t, before, leakcheck.FDs(t), "descriptors left open")
+}

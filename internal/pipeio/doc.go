@@ -2,7 +2,7 @@
 
 // Package pipeio moves bytes between pipes and FIFOs for the agent's data
 // path: kernel-side splices, waits for a pipe to be readable or writable,
-// and reads that wait the same way. It holds the data path's one speed
+// reads that wait the same way, and a write that never waits. It holds the data path's one speed
 // trick, the busy-poll, and says so here.
 //
 // Guarantees:

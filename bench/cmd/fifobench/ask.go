@@ -27,10 +27,14 @@ const (
 	pyPrompts     = `^(>>>|\.\.\.) $`
 )
 
+// askKeptSess is a client.Asker of a session of python3 -i on a sessions
+// agent (askSessArgs), asked in-process.
+const askKeptSess = "kept-open client of a session (client.Asker)"
+
 // askContenders are the ways of asking python3 one thing, floor first,
 // and the exec-mode cat that `ask` is held against; with -before, the
 // kept-open client also asks an agent of that binary.
-var askContenders = []string{askFloor, askKept, askKeptBefore, askPexpect, askBridge, askSendCat, askExec}
+var askContenders = []string{askFloor, askKept, askKeptBefore, askKeptSess, askPexpect, askBridge, askSendCat, askExec}
 
 // The arguments of the two agents after -dir and -log-level. The stop
 // signal is TERM, not -prompt's HUP: the harness may run under nohup,
@@ -39,6 +43,10 @@ var askContenders = []string{askFloor, askKept, askKeptBefore, askPexpect, askBr
 func askArgs(b *bench) []string {
 	return []string{"-prompt", pyPrompts, "-stderr", "out", "-stop-signal", "TERM", "--", b.tools["python3"], "-i", "-q"}
 }
+
+// The arguments of the sessions agent of askKeptSess: every session
+// python3 -i, as askArgs's child.
+func askSessArgs(b *bench) []string { return append([]string{"-mode", "sessions"}, askArgs(b)...) }
 
 func pyExecArgs(b *bench) []string {
 	return []string{"-mode", "exec", "-allow-args", "--", b.tools["python3"], "-c"}
@@ -49,29 +57,55 @@ func catExecArgs(b *bench) []string { return []string{"-mode", "exec", "--", b.t
 // askPart times, one at a time, b.asks questions `print(1)` to python3
 // and their answers, each checked: `fifobridge ask` to an agent holding a
 // conversation with `python3 -i -q` on pipes, the same agent asked by a
-// client.Asker in the harness (FIFOs kept open), pexpect's replwrap
+// client.Asker in the harness (FIFOs kept open), a client.Asker of a
+// session of the same python3 on a sessions agent, pexpect's replwrap
 // driving python3 on a terminal (timed in its own script), `fifobridge
 // send` to an exec-mode agent that runs `python3 -c print(1)` per request,
 // `fifobridge send print(1)` to an exec-mode cat (the contract holds
 // `ask` against it), and the floor, `python3 -i -q` on a pair of pipes
 // that the harness writes the line into and reads up to the next prompt
 // from. The `fifobridge ask` and `send` figures include starting the
-// process, as a script pays it.
+// process, as a script pays it. At each spacing of b.askGaps but 0
+// (back to back), the contenders of a REPL kept open (askSpaced) ask
+// again, each question that long after the last answer, as an agent's
+// harness asks: the floor and the kept-open client wait in the harness,
+// pexpect's driver in its own script.
 func askPart(b *bench, round int, r *results) error {
-	for _, name := range rotate(b.have(askContenders, r), round) {
-		ms, err := b.askRuns(name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	r.askGaps = b.askGaps
+	for _, gap := range b.askGaps {
+		names := askContenders
+		if gap > 0 {
+			names = askSpaced
 		}
-		r.add(askMetric, name, percentile(ms, 50))
+		for _, name := range rotate(b.have(names, r), round) {
+			ms, err := b.askRuns(name, gap)
+			if err != nil {
+				return fmt.Errorf("%s, %s apart: %w", name, gap, err)
+			}
+			r.add(askMetricAt(gap), name, percentile(ms, 50))
+		}
 	}
 	return nil
 }
 
+// askSpaced are the contenders asked again at each spacing but 0: those
+// that keep one REPL for all their questions, where a wait between two
+// costs what idling costs.
+var askSpaced = []string{askFloor, askKept, askKeptBefore, askKeptSess, askPexpect}
+
+// askMetricAt is the ask part's metric at spacing gap: askMetric back to
+// back.
+func askMetricAt(gap time.Duration) string {
+	if gap == 0 {
+		return askMetric
+	}
+	return fmt.Sprintf("one `print(1)` to python3 and its answer, asked %s after the last, p50 (ms)", gap)
+}
+
 // askRuns asks through contender name once uncounted, then b.asks times,
-// and returns each time in ms.
-func (b *bench) askRuns(name string) (ms []float64, err error) {
-	a, err := b.newAsker(name)
+// each gap after the answer before, and returns each time in ms.
+func (b *bench) askRuns(name string, gap time.Duration) (ms []float64, err error) {
+	a, err := b.newAsker(name, gap)
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +130,9 @@ func (b *bench) askRuns(name string) (ms []float64, err error) {
 	return ms, nil
 }
 
-// asker is a started contender of the ask part: ask asks print(1) and
-// returns the answer and how long it took; want is the right answer;
-// close stops what it started.
+// asker is a started contender of the ask part: ask waits its spacing,
+// asks print(1) and returns the answer and how long the question took (not
+// the wait); want is the right answer; close stops what it started.
 type asker struct {
 	ask   func() (string, time.Duration, error)
 	want  string
@@ -107,27 +141,38 @@ type asker struct {
 
 // harnessTimed makes ask an asker's ask, timed by the harness.
 func harnessTimed(ask func() (string, error)) func() (string, time.Duration, error) {
+	return timedAfter(0, ask)
+}
+
+// timedAfter is harnessTimed with the harness sleeping gap before each ask
+// (untimed).
+func timedAfter(gap time.Duration, ask func() (string, error)) func() (string, time.Duration, error) {
 	return func() (string, time.Duration, error) {
+		time.Sleep(gap)
 		begin := time.Now()
 		got, err := ask()
 		return got, time.Since(begin), err
 	}
 }
 
-// newAsker starts contender name and waits until it answers.
-func (b *bench) newAsker(name string) (*asker, error) {
+// newAsker starts contender name, asking gap after each answer, and
+// waits until it answers.
+func (b *bench) newAsker(name string, gap time.Duration) (*asker, error) {
 	switch name {
 	case askFloor:
-		return b.startREPL()
+		return b.startREPL(gap)
 	case askPexpect:
-		return b.startPexpect()
+		return b.startPexpect(gap)
 	}
 	rn, err := b.start(name, unpinned)
 	if err != nil {
 		return nil, err
 	}
-	if name == askKept || name == askKeptBefore {
-		return startKept(rn)
+	switch name {
+	case askKept, askKeptBefore:
+		return startKeptConversation(rn, gap)
+	case askKeptSess:
+		return b.startKeptSession(rn, gap)
 	}
 	dir := []string{"-dir", filepath.Dir(rn.in)}
 	argv := append([]string{b.bin, "ask"}, append(dir, askQuestion)...)
@@ -143,7 +188,7 @@ func (b *bench) newAsker(name string) (*asker, error) {
 		rn.stop()
 		return nil, err
 	}
-	return &asker{ask: harnessTimed(func() (string, error) { return output(argv) }), want: want, close: rn.stop}, nil
+	return &asker{ask: timedAfter(gap, func() (string, error) { return output(argv) }), want: want, close: rn.stop}, nil
 }
 
 // output runs argv and returns its stdout.

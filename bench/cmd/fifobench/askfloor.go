@@ -13,8 +13,8 @@ import (
 // startREPL starts the ask part's floor: python3 -i -q with its stdin on
 // one pipe and its stdout and stderr (where its prompts go) on another,
 // as -stderr out gives the agent's child, and reads up to its first
-// prompt.
-func (b *bench) startREPL() (*asker, error) {
+// prompt. It asks gap after each answer.
+func (b *bench) startREPL(gap time.Duration) (*asker, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (b *bench) startREPL() (*asker, error) {
 		}
 		return readToPrompt(outR)
 	}
-	return &asker{ask: harnessTimed(ask), want: askAnswer, close: stop}, nil
+	return &asker{ask: timedAfter(gap, ask), want: askAnswer, close: stop}, nil
 }
 
 // readToPrompt reads until what came ends with python3's prompt, and

@@ -9,23 +9,28 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// pexpectDriver is the ask part's pexpect contender, run with python3 -c:
-// pexpect.replwrap.python() drives python3 -q on a terminal, tuned as its
-// users tune it (delaybeforesend off: by default pexpect sleeps 50 ms
-// before every send). It says "ready" once the REPL is, then runs each
-// line of its stdin as one command and prints, as one JSON object on a
-// line, the answer and the seconds run_command took, timed in the script itself
-// so that the harness's pipe to it does not count.
+// pexpectDriver is the ask part's pexpect contender, run with python3 -c
+// and the spacing in seconds: pexpect.replwrap.python() drives python3 -q
+// on a terminal, tuned as its users tune it (delaybeforesend off: by
+// default pexpect sleeps 50 ms before every send). It says "ready" once
+// the REPL is, then runs each line of its stdin as one command, the
+// spacing after it took the line, and prints, as one JSON object on a
+// line, the answer and the seconds run_command took, timed in the script
+// itself so that the harness's pipe to it does not count, nor the wait.
 const pexpectDriver = `import json, sys, time
 from pexpect import replwrap
+gap = float(sys.argv[1])
 repl = replwrap.python(sys.executable + " -q")
 repl.child.delaybeforesend = None
 print("ready", flush=True)
 for line in sys.stdin:
+    if gap > 0:
+        time.sleep(gap)
     begin = time.perf_counter()
     out = repl.run_command(line.rstrip("\n"))
     took = time.perf_counter() - begin
@@ -39,13 +44,14 @@ func hasPexpect(python string) bool {
 }
 
 // startPexpect starts the pexpect driver and waits until its REPL is
-// ready. Its answers come from a terminal: "\r\n" is taken as "\n".
-func (b *bench) startPexpect() (*asker, error) {
+// ready; it asks gap after each answer. Its answers come from a terminal:
+// "\r\n" is taken as "\n".
+func (b *bench) startPexpect(gap time.Duration) (*asker, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(b.tools["python3"], "-c", pexpectDriver)
+	cmd := exec.Command(b.tools["python3"], "-c", pexpectDriver, strconv.FormatFloat(gap.Seconds(), 'f', -1, 64))
 	cmd.Stdout, cmd.Stderr = outW, os.Stderr
 	in, err := cmd.StdinPipe()
 	if err == nil {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 // speed, only that every part works.
 func tiny(client string) config {
 	return config{
-		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, dockerRuns: 1, sessionCycles: 2,
+		rounds: 1, only: allParts, pings: 20, sizeMiB: 2, spawns: 3, requests: 5, asks: 3, askGaps: []time.Duration{0, 10 * time.Millisecond}, dockerRuns: 1, sessionCycles: 2,
 		scaleNs: []int{2}, scaleIdle: 200 * time.Millisecond, scaleTries: 2, scaleCycles: 2,
 		idle: time.Second, stall: 50, straceN: 20, clientKind: client, cpu: 0,
 	}
@@ -164,8 +165,10 @@ func TestRun(t *testing.T) {
 
 // TestAsk asks python3 print(1) through every contender of the ask part
 // this machine has (pexpect's only where python3 can import it; a note
-// says so otherwise) and checks each answer, then that the part goes
-// without python3, with a note, and that nothing is left behind.
+// says so otherwise) and checks each answer; then the whole part, back to
+// back and 10ms apart (the contenders that keep a REPL: both spacings in
+// one table), and that it goes without python3, with a note; and that
+// nothing is left behind.
 func TestAsk(t *testing.T) {
 	b, err := setup(tiny("go"), t.TempDir())
 	require.NoError(t, err)
@@ -178,7 +181,7 @@ func TestAsk(t *testing.T) {
 	}
 	for _, name := range have {
 		t.Run(name, func(t *testing.T) {
-			a, err := b.newAsker(name)
+			a, err := b.newAsker(name, 0)
 			require.NoError(t, err)
 			var answers []string
 			var askErr error
@@ -193,11 +196,25 @@ func TestAsk(t *testing.T) {
 			require.NoError(t, a.close()) // first, so that a failure leaves nothing behind
 			require.NoError(t, askErr)
 			require.Equal(t, []string{a.want, a.want}, answers)
-			ms, err := b.askRuns(name)
+			ms, err := b.askRuns(name, 0)
 			require.NoError(t, err)
 			require.Len(t, ms, b.asks)
 		})
 	}
+	requireClean(t, fds)
+
+	r = newResults()
+	require.NoError(t, askPart(b, 0, r))
+	require.Equal(t, have, r.whos(askMetric))
+	var spaced []string
+	for _, name := range have {
+		if slices.Contains(askSpaced, name) {
+			spaced = append(spaced, name)
+		}
+	}
+	require.Equal(t, spaced, r.whos(askMetricAt(10*time.Millisecond)), "those that keep a REPL, asked 10ms apart")
+	report := r.report(nil)
+	require.Contains(t, report, "| contender | back to back | 10ms apart | vs pexpect replwrap | vs the floor |")
 	requireClean(t, fds)
 
 	b.tools["python3"] = ""

@@ -25,7 +25,7 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 			}
 		}
 	}
-	return append(gs,
+	gs = append(gs,
 		chartGroup{"stream throughput, unpinned, vs direct (higher is better)", tputMetric, direct, 0.95},
 		chartGroup{"start and exit of true, vs the minimal Go init", startMetric, goInit, 1.25},
 		chartGroup{"exec request, vs exec.Command+Wait", execMetric, execBaseline, 1.1},
@@ -37,6 +37,7 @@ func (r *results) chartGroups(pls []placement) []chartGroup {
 		chartGroup{"a shell on a terminal: open, one ask, close, vs docker exec -it", sessP50Metric, sessExec, 0},
 		chartGroup{"a bash session: open, one ask, close, vs tmux", cycP50Metric, cycTmux, 1},
 	)
+	return append(gs, r.askSpacedCharts()...)
 }
 
 // chartCap is the largest ratio drawn to scale; longer bars are cut.

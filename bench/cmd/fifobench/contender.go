@@ -98,6 +98,7 @@ var contenders = map[string]contender{
 	askBridge:        {name: askBridge, argv: runArgv(askBridge, askArgs)},
 	askKept:          {name: askKept, argv: runArgv(askKept, askArgs)},
 	askKeptBefore:    {name: askKeptBefore, argv: runArgv(askKeptBefore, askArgs)},
+	askKeptSess:      {name: askKeptSess, argv: runArgv(askKeptSess, askSessArgs)},
 	askSendCat:       {name: askSendCat, argv: runArgv(askSendCat, catExecArgs)},
 	askExec:          {name: askExec, argv: runArgv(askExec, pyExecArgs)},
 	sessBridge:       {name: sessBridge, argv: runArgv(sessBridge, sessArgs)},
@@ -120,7 +121,7 @@ func (b *bench) available(name string) bool {
 		return b.ttyFloor != ""
 	case socat:
 		return b.tools["socat"] != ""
-	case askFloor, askKept, askBridge, askExec:
+	case askFloor, askKept, askKeptSess, askBridge, askExec:
 		return b.tools["python3"] != ""
 	case askPexpect:
 		return b.tools["python3"] != "" && b.pexpect

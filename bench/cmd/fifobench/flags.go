@@ -33,6 +33,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.spawns, "spawns", 200, "starts per start-and-exit run")
 	fs.IntVar(&cfg.requests, "requests", 500, "exec-mode requests per run (and per sender count in execrate)")
 	fs.IntVar(&cfg.asks, "asks", 100, "questions print(1) to python3 per contender and round (the ask part)")
+	gaps := fs.String("ask-gaps", "0,100ms", "the ask part's spacings, comma-separated: each contender asks -asks questions at each, the next one that long after the last answer (0: back to back)")
 	fs.IntVar(&cfg.dockerRuns, "docker-runs", 10, "docker runs, sends and docker execs per contender and round")
 	fs.IntVar(&cfg.sessionCycles, "sessions", 50, "open, ask and close cycles of a shell per contender and round (the sessions part)")
 	scale := fs.String("scale", "1,10,50,100", "session counts of the scale part, comma-separated")
@@ -64,6 +65,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if cfg.scaleNs, err = parseCounts(*scale); err != nil {
 		return cfg, fmt.Errorf("-scale: %w", err)
+	}
+	if cfg.askGaps, err = parseGaps(*gaps); err != nil {
+		return cfg, fmt.Errorf("-ask-gaps: %w", err)
 	}
 	cfg.only = strings.Split(*only, ",")
 	for _, p := range cfg.only {
@@ -102,6 +106,20 @@ func parseCounts(s string) ([]int, error) {
 		ns = append(ns, n)
 	}
 	return ns, nil
+}
+
+// parseGaps parses a comma-separated list of spacings, 0 or Go durations
+// of at most a second, each once.
+func parseGaps(s string) ([]time.Duration, error) {
+	var gaps []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < 0 || d > time.Second || slices.Contains(gaps, d) {
+			return nil, fmt.Errorf("want distinct durations from 0 to 1s, comma-separated, not %q", s)
+		}
+		gaps = append(gaps, d)
+	}
+	return gaps, nil
 }
 
 // machineLine says what the numbers were measured on.

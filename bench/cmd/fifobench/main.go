@@ -18,10 +18,12 @@
 // CPU placements: all on one CPU, and unpinned. Start and exit compare
 // fifobridge with tini, dumb-init, catatonit, bare true and a minimal Go
 // init (bench/goinit); exec mode with Go's exec.Command; `fifobridge ask`
-// to python3 -i and a kept-open client.Asker with python3 -i on pipes,
-// pexpect's replwrap, `send` to an exec-mode cat and an exec-mode
-// python3 -c; a session's open, ask and close with `docker exec -it` and
-// a shell on the harness's own terminal; 1 to 100 bash sessions open at
+// to python3 -i and a kept-open client.Asker with python3 -i on pipes (of
+// a stream agent and of a session), pexpect's replwrap, `send` to an
+// exec-mode cat and an exec-mode python3 -c, back to back and, for those
+// that keep one REPL, spaced as an agent asks (-ask-gaps); a session's
+// open, ask and close with `docker exec -it` and a shell on the harness's
+// own terminal; 1 to 100 bash sessions open at
 // once on one agent and on one tmux server, and a whole session's cycle
 // against tmux's.
 // Contenders alternate within every round, and the tables give the median
@@ -45,23 +47,24 @@ type config struct {
 	before        string // a fifobridge binary to measure alongside, as before; "" for none
 	rounds        int
 	only          []string
-	pings         int           // round trips per latency run
-	sizeMiB       int           // MiB per throughput run
-	spawns        int           // starts per start-and-exit run
-	requests      int           // exec-mode requests per run
-	asks          int           // questions to python3 per contender and round
-	dockerRuns    int           // docker runs and execs per contender and round
-	sessionCycles int           // open-ask-close cycles per contender and round
-	scaleNs       []int         // the scale part's session counts
-	scaleIdle     time.Duration // the scale part's idle measurement, at each count
-	scaleTries    int           // the scale part's opens, lss, asks and closes at each count
-	scaleCycles   int           // the scale part's whole cycles per contender and round
-	idle          time.Duration // each idle measurement
-	stall         int           // round trips under load, once; 0 for none
-	straceN       int           // round trips under strace, once; 0 for none
-	clientKind    string        // auto, c or go
-	cpu           int           // the CPU of the pinned placement
-	out           string        // directory for bench.md and bench.svg; "" for a new temporary one
+	pings         int             // round trips per latency run
+	sizeMiB       int             // MiB per throughput run
+	spawns        int             // starts per start-and-exit run
+	requests      int             // exec-mode requests per run
+	asks          int             // questions to python3 per contender and round
+	askGaps       []time.Duration // the ask part's spacings: how long after an answer the next question goes
+	dockerRuns    int             // docker runs and execs per contender and round
+	sessionCycles int             // open-ask-close cycles per contender and round
+	scaleNs       []int           // the scale part's session counts
+	scaleIdle     time.Duration   // the scale part's idle measurement, at each count
+	scaleTries    int             // the scale part's opens, lss, asks and closes at each count
+	scaleCycles   int             // the scale part's whole cycles per contender and round
+	idle          time.Duration   // each idle measurement
+	stall         int             // round trips under load, once; 0 for none
+	straceN       int             // round trips under strace, once; 0 for none
+	clientKind    string          // auto, c or go
+	cpu           int             // the CPU of the pinned placement
+	out           string          // directory for bench.md and bench.svg; "" for a new temporary one
 }
 
 // perRound are the parts measured in every round, perRun those measured

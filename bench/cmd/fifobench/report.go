@@ -20,6 +20,7 @@ func (r *results) report(pls []placement) string {
 	r.compareTable(&b, "Exec mode, one request of `true` at a time (p50, µs)", execMetric, execBaseline, "vs exec.Command")
 	r.rateTable(&b)
 	r.compareTable(&b, "One `print(1)` to python3 (and to an exec-mode cat) and its answer, one at a time (p50, ms)", askMetric, askFloor, "vs python3 -i on pipes")
+	r.askSpacingTable(&b)
 	r.compareTable(&b, "`docker run --rm` of `true` (p50 of the runs, ms)", dockerRunMetric, dockerTini, "vs tini")
 	r.compareTable(&b, "One request of `true` into a running container, from the host (p50, ms)", dockerReqMetric, dockerExecName, "vs docker exec")
 	r.sessionTable(&b)
@@ -155,7 +156,7 @@ func (r *results) targetTable(b *strings.Builder, pls []placement) {
 	if len(vs) == 0 {
 		return
 	}
-	b.WriteString("Targets (issues 14, 20, 27 and 33; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	b.WriteString("Targets (issues 14, 20, 27, 33 and 34; medians over the rounds)\n\n| target | measured | verdict |\n|---|---|---|\n")
 	for _, v := range vs {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", v.target, v.measured, v.mark())
 	}

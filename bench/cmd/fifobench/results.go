@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 )
 
 // results holds one value per round for every metric and contender, in
@@ -18,7 +19,8 @@ type results struct {
 	// Measured once per run, not per round.
 	stall    *stallResult
 	syscalls []syscallCount
-	scaleNs  []int // the scale part's session counts, once it ran
+	scaleNs  []int           // the scale part's session counts, once it ran
+	askGaps  []time.Duration // the ask part's spacings, once it ran
 }
 
 type key struct{ metric, who string }

@@ -82,7 +82,7 @@ func missingWhy(name string) string {
 	switch name {
 	case floor:
 		return "no C compiler to build bench/floor.c"
-	case askFloor, askKept, askKeptBefore, askBridge, askExec:
+	case askFloor, askKept, askKeptBefore, askKeptSess, askBridge, askExec:
 		return "python3 is not installed"
 	case askPexpect:
 		return "python3 has no pexpect: apt-get install python3-pexpect"

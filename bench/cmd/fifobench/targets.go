@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// verdict is one target of issues 14, 20, 27 and 33 and how fifobridge did, from the
+// verdict is one target of issues 14, 20, 27, 33 and 34 and how fifobridge did, from the
 // medians over the rounds.
 type verdict struct {
 	target   string
@@ -95,6 +95,9 @@ func (r *results) verdicts(pls []placement) []verdict {
 		r.atMost("`fifobridge ask` to python3 -i: p50 ≤ 1.5x `send` to an exec-mode cat (issue 27)", askMetric, askBridge, askSendCat, 1.5),
 		r.atMost("kept-open client: p50 ≤ 1.5x pexpect's replwrap (issue 27)", askMetric, askKept, askPexpect, 1.5),
 		r.atMost("kept-open client: p50 ≤ 5x python3 -i driven directly (issue 27)", askMetric, askKept, askFloor, 5),
+	)
+	vs = append(vs, r.askSpacedVerdicts()...)
+	vs = append(vs,
 		r.below("idle with a kept writer: < 10 ms CPU in 10 s", idleCPUMetric, 10, " ms"),
 		r.below("one line per second: < 1% of a core", lineCPUMetric, 1, " %"),
 		r.below("idle RSS ≤ 5 MiB", idleRSSMetric, 5.0001, " MiB"),
