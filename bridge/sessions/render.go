@@ -15,10 +15,11 @@ import (
 // status.Interval, and at every change of any session) encodes only the
 // sessions that changed since the last one, and an idle session costs a
 // rewrite the copy of its bytes. Whether a session changed is told by
-// counts, not by a snapshot to compare: its engine's Changes and its
-// closing flag, read before its snapshot is taken (see
-// stream.Engine.Changes), and what time alone changes (a restart leaving
-// the restart window) is rendered again every time while it shows.
+// counts, not by a snapshot to compare: its engine's Changes, its
+// closing flag and its roles' Changes (the FIFOs it serves), read before
+// its snapshot is taken (see stream.Engine.Changes), and what time
+// alone changes (a restart leaving the restart window) is rendered again
+// every time while it shows.
 
 // renderer holds the sessions' parts as last encoded, and the array as
 // last joined; its lock is taken by one rendering at a time (the status
@@ -44,7 +45,7 @@ type part struct {
 // changes is what moves whenever s's part of the array changes, but for
 // what time alone changes (see stream.Engine.Changes).
 func (s *session) changes() uint64 {
-	n := s.eng.Changes()
+	n := s.eng.Changes() + s.roles.Changes() // roles: the FIFOs its status names
 	if s.closing.Load() { // set once, never cleared
 		n++
 	}

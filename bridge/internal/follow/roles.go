@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fifobridge/fifobridge/fifo"
 )
@@ -52,6 +53,9 @@ type Roles struct {
 	mu      sync.Mutex
 	current map[string]fifo.ID
 	owner   map[fifo.ID]string
+	// changes moves whenever current does: what the status file shows of
+	// the FIFOs served (Inputs) changed.
+	changes atomic.Uint64
 }
 
 // NewRoles returns an empty record for an agent of this process's user.
@@ -103,9 +107,17 @@ func (r *Roles) Claim(role string, i fifo.Info) error {
 			r.owner[id] = role
 		}
 	}
-	r.current[role] = id
+	if had, ok := r.current[role]; !ok || had != id {
+		r.current[role] = id
+		r.changes.Add(1)
+	}
 	return nil
 }
+
+// Changes moves whenever the FIFO an end serves changes, so that a
+// status writer that keeps what it rendered of Inputs knows to render
+// them again.
+func (r *Roles) Changes() uint64 { return r.changes.Load() }
 
 // Release is told that the end role closed for good the FIFO i
 // describes (fifo's SetRelease). One that has no name left is gone once
