@@ -46,7 +46,7 @@ type part struct {
 // what time alone changes (see stream.Engine.Changes).
 func (s *session) changes() uint64 {
 	n := s.eng.Changes() + s.roles.Changes() // roles: the FIFOs its status names
-	if s.closing.Load() { // set once, never cleared
+	if s.closing.Load() {                    // set once, never cleared
 		n++
 	}
 	return n
