@@ -215,6 +215,12 @@ print("main reads alone", flush=True); os.read(0, 100)
 	} {
 		c.expect(step.line)
 		waitThreadReads(t, c.pid())
+		if step.blocked {
+			// Python's join returns before the joined thread is gone
+			// from the kernel's view: wait until the process is one
+			// thread again, as the step says it is.
+			waitThreads(t, p, c.pid(), 1)
+		}
 		// The count from the task directory's links is the text's.
 		require.Equal(t, p.statField(c.pid(), statThreads), p.threads(c.pid()), step.line)
 		blocked, err := p.Blocked(c.pid())
@@ -242,6 +248,18 @@ func waitThreadReads(t testing.TB, pid int) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no thread of process %d waits in a read of its input: %s", pid, describe(pid))
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// waitThreads waits until process pid has n threads, within bound.
+func waitThreads(t testing.TB, p *Probe, pid, n int) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for p.threads(pid) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d has %d threads after %v, want %d: %s", pid, p.threads(pid), bound, n, describe(pid))
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
