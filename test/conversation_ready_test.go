@@ -61,6 +61,7 @@ func rawTurn(t *testing.T, a *agent, id, input string, d time.Duration) (string,
 // are taken when they are seen waiting for input, since a wait for the
 // output to settle would outlast the test.
 func TestConversationReadyAtOnce(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	for _, tc := range readyCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +83,7 @@ func TestConversationReadyAtOnce(t *testing.T) {
 // TestConversationReadProbeOff: with FIFOBRIDGE_READ_PROBE=0 the turn
 // waits -settle (the control of TestConversationReadyAtOnce).
 func TestConversationReadProbeOff(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{env: []string{"FIFOBRIDGE_READ_PROBE=0"},
@@ -100,6 +102,7 @@ func TestConversationReadProbeOff(t *testing.T) {
 // more), does not end the turn; nor do prompt-like lines in a long
 // answer that the agent reads in pieces while the child already waits.
 func TestConversationPromptWhileBusy(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	requirePython(t)
 	for _, tc := range []struct{ name, flags string }{{"pipes", "-stderr out"}, {"terminal", "-tty"}} {

@@ -61,7 +61,8 @@ func docBlock(path, heading, tag string) (string, int, error) {
 // nothing asked after it; a second run is answered too, and no reply
 // FIFO is left behind.
 func TestDocsWireClient(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	code, line, err := docBlock("../docs/conversations.md", wireHeading, "python")
 	if err != nil {
 		t.Fatal(err)

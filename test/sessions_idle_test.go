@@ -29,7 +29,8 @@ const (
 // the agent some eight times a second: its ask FIFO's follower ticked
 // every second, and it swept DIR/replies by itself.
 func TestSessionsIdleWakeNothing(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessions(t, []string{"-stderr", "out", "-prompt", shPrompt, "-max-sessions", strconv.Itoa(idleSessions)},
 		[]string{"/bin/sh", "-i"})
 	idle := func() int {
