@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
+	"github.com/fifobridge/fifobridge/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,20 +18,25 @@ const (
 	permX = 0o1
 )
 
-// warnChildAccess logs a warning for each way the children's user (-user)
-// could drive the agent itself, because -perm or the directories' own
-// permissions let it: write the input FIFO, replace it, or make reply
-// FIFOs. A child that can do that is not sandboxed from its own agent.
-// Only the entries themselves are looked at, not the directories above
-// them, so a warning may name access that a parent directory still denies.
+// warnChildAccess logs a warning for each way a children's user (-user,
+// and each of -allow-users, a session's) could drive the agent itself,
+// because -perm or the directories' own permissions let it: write the
+// input FIFO (in sessions mode the control FIFO, whose modes every
+// session's input FIFOs share), replace it, or make reply FIFOs. A child
+// that can do that is not sandboxed from its own agent, nor a session
+// from another. Only the entries themselves are looked at, not the
+// directories above them, so a warning may name access that a parent
+// directory still denies.
 func (a *agent) warnChildAccess() {
-	cred := a.cfg.Credential
-	if cred == nil || cred.Uid == 0 {
-		return
-	}
-	for _, w := range a.childAccess(cred) {
-		a.cfg.Log.Warn("-user: the child's user can drive the agent: "+w,
-			"user", fmt.Sprintf("%d:%d", cred.Uid, cred.Gid))
+	for _, cred := range a.cfg.ChildUsers() {
+		flag := "-user"
+		if cred != a.cfg.Credential {
+			flag = "-allow-users"
+		}
+		for _, w := range a.childAccess(cred) {
+			a.cfg.Log.Warn(flag+": the child's user can drive the agent: "+w,
+				"user", fmt.Sprintf("%d:%d", cred.Uid, cred.Gid))
+		}
 	}
 }
 
@@ -41,9 +47,15 @@ func (a *agent) childAccess(cred *syscall.Credential) []string {
 	if st, err := a.inDir.Stat(in); err == nil && may(&st, cred, permW) {
 		found = append(found, fmt.Sprintf("it can write the input FIFO %s (mode %04o; see -perm)", a.cfg.In, st.Mode&0o7777))
 	}
-	if a.converses() && a.dir != nil {
-		if st, err := a.dir.Stat(conversation.AskName); err == nil && may(&st, cred, permW) {
-			found = append(found, fmt.Sprintf("it can write the ask FIFO %s (mode %04o; see -perm)", a.dir.Join(conversation.AskName), st.Mode&0o7777))
+	for _, c := range []struct {
+		on         bool
+		name, what string
+	}{{a.converses(), conversation.AskName, "ask"}, {a.servesControl(), protocol.StreamControl, "control"}} {
+		if !c.on || a.dir == nil {
+			continue
+		}
+		if st, err := a.dir.Stat(c.name); err == nil && may(&st, cred, permW) {
+			found = append(found, fmt.Sprintf("it can write the %s FIFO %s (mode %04o; see -perm)", c.what, a.dir.Join(c.name), st.Mode&0o7777))
 		}
 	}
 	var dst unix.Stat_t

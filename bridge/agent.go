@@ -129,6 +129,7 @@ func (a *agent) openEnds() (*fifo.Source, *fifo.Sink, error) {
 		sink.Close()
 		return nil, nil, fmt.Errorf("serve fifo %s: %w", a.cfg.Out, err)
 	}
+	a.openControl()
 	a.statusFile.Poke()
 	return src, sink, nil
 }
@@ -161,6 +162,9 @@ type agent struct {
 	state   child.State
 	source  func() status.Status // the mode's own part of the status, once serving
 	created []made
+	// control is stream mode's control FIFO, DIR/control, once opened
+	// (openControl), or nil; the table serves it and closes it.
+	control *fifo.Source
 
 	// roles is what each FIFO end serves; the status file names the
 	// input FIFOs from it.
@@ -221,6 +225,9 @@ func (a *agent) snapshot() status.Status {
 	s.StartedAt = a.started
 	s.In, s.Out = a.cfg.In, a.cfg.Out
 	s.Inputs = a.roles.Inputs()
+	if a.control != nil {
+		s.Control = a.control.Path()
+	}
 	s.FDs = procfs.Descriptors()
 	s.Goroutines = runtime.NumGoroutine()
 	if a.state == child.StateStopped {

@@ -40,7 +40,7 @@ func (a *agent) engine(cgroups *cgroup.Manager, reaper *child.Reaper, src *fifo.
 // made again removed at exit).
 func (a *agent) tableConfig(cgroups *cgroup.Manager) *sessions.Config {
 	return &sessions.Config{Run: a.cfg, Cgroups: cgroups, Sessions: a.sessions, Replies: a.replies,
-		Dir: a.dir, Roles: a.roles, Created: a.addCreated,
+		Dir: a.dir, Roles: a.roles, Created: a.addCreated, Control: a.controlFIFO(),
 		Flush: func() {
 			if err := a.statusFile.Write(); err != nil {
 				a.cfg.Log.Warn("cannot write the status file", "err", err)

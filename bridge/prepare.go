@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 	"github.com/fifobridge/fifobridge/status"
 	"golang.org/x/sys/unix"
@@ -52,7 +55,7 @@ func (a *agent) prepareCreate() error {
 	if err := a.prepareSessions(); err != nil {
 		return err
 	}
-	if err := a.prepareAsk(); err != nil {
+	if err := a.prepareStream(); err != nil {
 		return err
 	}
 	if a.inDir, err = a.openDir(filepath.Dir(cfg.In), true); err != nil {
@@ -139,7 +142,7 @@ func (a *agent) prepareWaitDir() error {
 		return a.prepareSessions()
 	}
 	if a.cfg.Mode != "exec" {
-		return a.prepareAsk()
+		return a.prepareStream()
 	}
 	// replies/ is not a FIFO: the agent makes it even without -create, so
 	// that it is never a directory somebody else made and can list.
@@ -151,14 +154,14 @@ func (a *agent) prepareWaitDir() error {
 	return nil
 }
 
-// makeDir opens DIR, making it when it is missing. Made for a child
-// running as another user (-user), it is 0750: the agent's own user and
-// group (the host side's) may enter it, the child's user may not, unless
-// it is in the agent's group, which the start-up warning then names.
-// Otherwise it is made 0755 less the umask.
+// makeDir opens DIR, making it when it is missing. Made for children
+// running as another user (-user, -allow-users), it is 0750: the agent's
+// own user and group (the host side's) may enter it, the children's
+// users may not, unless one is in the agent's group, which the start-up
+// warning then names. Otherwise it is made 0755 less the umask.
 func (a *agent) makeDir() (*sharedir.Dir, error) {
-	cred := a.cfg.Credential
-	if cred == nil || int(cred.Uid) == os.Geteuid() || cred.Uid == 0 {
+	other := func(c *syscall.Credential) bool { return int(c.Uid) != os.Geteuid() }
+	if !slices.ContainsFunc(a.cfg.ChildUsers(), other) {
 		return a.openDir(a.cfg.Dir, true)
 	}
 	abs, err := filepath.Abs(a.cfg.Dir)
@@ -248,16 +251,34 @@ func (a *agent) closeDirs() {
 	}
 }
 
-// prepareAsk makes, with -prompt, DIR/replies and the control FIFO
-// DIR/ask (an input FIFO: fifo.InputMode of -perm, through DIR's
-// descriptor; removed at exit when the agent made it).
-func (a *agent) prepareAsk() error {
-	if !a.converses() {
+// prepareStream makes, in stream mode, DIR/replies, where control lines
+// and asks are answered, the control FIFO DIR/control (with -create) and,
+// with -prompt, DIR/ask: input FIFOs (fifo.InputMode of -perm), made
+// through DIR's descriptor and removed at exit when the agent made them.
+// Without -create, DIR/control is not made: it is served if it is there,
+// and from when it appears (see openControl), never required; and
+// without -prompt a DIR/replies that cannot be made (a DIR the agent may
+// not write) leaves the agent without a control FIFO, which it logs,
+// rather than failing a stream that worked without one.
+func (a *agent) prepareStream() error {
+	if a.cfg.Mode != "stream" {
 		return nil
 	}
 	var err error
 	if a.replies, err = a.dir.MakeSub("replies", repliesMode); err != nil {
-		return err
+		if a.cfg.Create || a.converses() {
+			return err
+		}
+		a.cfg.Log.Warn("no control fifo: nowhere to answer its lines; signal and type -eof cannot reach the child", "err", err)
+		return nil
+	}
+	if a.cfg.Create {
+		if err := a.makeFIFO(a.dir, protocol.StreamControl, fifo.InputMode(a.cfg.Perm)); err != nil {
+			return err
+		}
+	}
+	if !a.converses() {
+		return nil
 	}
 	return a.makeFIFO(a.dir, conversation.AskName, fifo.InputMode(a.cfg.Perm))
 }

@@ -10,11 +10,12 @@ import (
 
 	"github.com/fifobridge/fifobridge/bridge/conversation"
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // warnInputReaders logs one warning that names every input FIFO (the
-// input FIFO, and DIR/ask with -prompt) that users other than the
+// input FIFO, DIR/ask with -prompt, and stream mode's DIR/control) that users other than the
 // agent's may read (fifo.OthersMayRead): one the agent found rather than
 // made, with -create=false or left there before it started. Whoever may
 // read an input FIFO may read the requests sent and the names of their
@@ -34,6 +35,9 @@ func (a *agent) warnInputReaders() {
 	look(a.inDir, filepath.Base(a.cfg.In))
 	if a.converses() {
 		look(a.dir, conversation.AskName)
+	}
+	if a.servesControl() {
+		look(a.dir, protocol.StreamControl)
 	}
 	if len(found) > 0 {
 		a.cfg.Log.Warn("input fifos readable by other users: they can read the requests and the names of their reply fifos;"+

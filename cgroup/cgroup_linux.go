@@ -19,13 +19,18 @@ import (
 
 // Manager makes one cgroup v2 per child below one directory and removes
 // them again. Their names carry the agent's identity,
-// fifobridge-<pid namespace>-<pid>-<start time>-<seq>, so that the
-// cgroups of an agent that died can be told from a live agent's (see
+// fifobridge-<pid namespace>-<pid>-<start time>-<seq>, and the agent's
+// anchor, locked for its life, says that it lives, so that the cgroups of
+// an agent that died can be told from a live agent's (see anchor and
 // leftovers).
 type Manager struct {
 	dir  string
 	log  *slog.Logger
 	self agentID
+	// anchor is the path of the agent's anchor, and anchorFD its
+	// descriptor, which holds its lock; -1 once Close let it go.
+	anchor   string
+	anchorFD int
 	// foreignProc: /proc is another PID namespace's, so no agent's
 	// liveness can be checked there (leftovers are left alone).
 	foreignProc bool
@@ -41,10 +46,10 @@ type Manager struct {
 type Group struct {
 	m    *Manager
 	path string
-	// fd is the directory, for clone3's CLONE_INTO_CGROUP, with an
-	// flock(2) held on it until the cgroup is removed, so that any agent
-	// can tell it from a dead agent's (see leftovers); -1 once closed;
-	// guarded by m.mu.
+	// fd is the directory, for clone3's CLONE_INTO_CGROUP, until the
+	// child was cloned into it (CloseDirfd) or it is removed; -1 once
+	// closed; guarded by m.mu. It holds no lock: the Manager's anchor
+	// says that the cgroup is a live agent's.
 	fd int
 }
 
@@ -56,10 +61,8 @@ const removeBusyFor = 2 * time.Second
 var rmdirCgroup = unix.Rmdir
 
 // Open checks that dir is a cgroup v2 directory in which the agent
-// can make cgroups that have cgroup.kill (Linux 5.14), by making one. That
-// one is the first child's (or removed by Close): making a cgroup and
-// removing it again would cost every start a mkdir and an rmdir, which
-// take the kernel's cgroup lock.
+// can make cgroups that have cgroup.kill (Linux 5.14), by making one: the
+// agent's anchor, which Close removes.
 func Open(dir string, log *slog.Logger) (*Manager, error) {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {
@@ -72,17 +75,17 @@ func Open(dir string, log *slog.Logger) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{dir: dir, log: log, self: self, made: map[*Group]bool{}, foreignProc: procfs.SelfPID() != os.Getpid()}
-	m.pidsMax = childPidsMax(dir)
-	probe, err := m.New()
+	anchor, fd, err := makeAnchor(dir, self)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(probe.path, "cgroup.kill")); err != nil {
-		probe.Remove()
+	m := &Manager{dir: dir, log: log, self: self, anchor: anchor, anchorFD: fd, made: map[*Group]bool{},
+		foreignProc: procfs.SelfPID() != os.Getpid()}
+	if _, err := os.Stat(filepath.Join(anchor, "cgroup.kill")); err != nil {
+		m.Close()
 		return nil, fmt.Errorf("cgroup %s: no cgroup.kill (Linux before 5.14?): %w", dir, err)
 	}
-	m.spare = probe
+	m.pidsMax = childPidsMax(dir)
 	return m, nil
 }
 
@@ -110,8 +113,8 @@ func (m *Manager) PidsMax() int { return m.pidsMax }
 // Dir is the directory the cgroups are made in.
 func (m *Manager) Dir() string { return m.dir }
 
-// New makes a new cgroup for one child, or hands out the one Open or
-// Prepare made, which no child has used.
+// New makes a new cgroup for one child, or hands out the one Prepare
+// made, which no child has used.
 func (m *Manager) New() (*Group, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -127,10 +130,9 @@ func (m *Manager) New() (*Group, error) {
 
 // Prepare makes the cgroup the next New hands out, unless one is waiting
 // already or the Manager is closed. A caller that expects another child
-// soon (exec mode, while each request runs) so takes the mkdir and the
-// lock off that child's start; the kernel's work of the first fork into a
-// new cgroup stays where it is. The waiting cgroup holds its lock like
-// any other, and Close removes it.
+// soon (exec mode, while each request runs) so takes the mkdir off that
+// child's start; the kernel's work of the first fork into a new cgroup
+// stays where it is. Close removes the waiting cgroup.
 func (m *Manager) Prepare() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -145,13 +147,16 @@ func (m *Manager) Prepare() error {
 	return nil
 }
 
-// newLocked makes and locks a new cgroup; m.mu is held.
+// newLocked makes a new cgroup; m.mu is held.
 func (m *Manager) newLocked() (*Group, error) {
 	for try := 0; ; try++ {
 		path := filepath.Join(m.dir, m.self.name(m.seq.Add(1)))
-		fd, err := makeLocked(path)
+		fd, err := makeCgroup(path, false)
 		if errors.Is(err, errLockLost) && try < 3 {
-			continue // an agent's leftover sweep took it for one
+			// Removed before it was opened: by no sweep of this version
+			// while the anchor is locked, but one of an older version in
+			// another PID namespace may take it for a leftover.
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -169,7 +174,9 @@ func (m *Manager) newLocked() (*Group, error) {
 	}
 }
 
-// Close kills and removes every cgroup still there; no New after it.
+// Close kills and removes every cgroup still there, then the anchor, and
+// lets go of the anchor's lock; no New after it. When a cgroup cannot be
+// removed, the anchor stays with it, for the next agent's sweep.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -179,15 +186,26 @@ func (m *Manager) Close() {
 		left = append(left, c)
 	}
 	m.mu.Unlock()
+	removed := true
 	for _, c := range left {
 		c.Kill()
 		c.WaitEmpty(time.Now().Add(KillPatience))
-		c.Remove()
+		removed = c.remove() && removed
 	}
+	m.mu.Lock()
+	fd := m.anchorFD
+	m.anchorFD = -1
+	m.mu.Unlock()
+	if fd < 0 {
+		return // closed before
+	}
+	if removed {
+		removeCgroup(m.anchor, m.log)
+	}
+	unix.Close(fd)
 }
 
-// closeFD closes the descriptor of the cgroup's directory, once, and so
-// releases its lock.
+// closeFD closes the descriptor of the cgroup's directory, once.
 func (c *Group) closeFD() {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
@@ -201,8 +219,13 @@ func (c *Group) closeFD() {
 func (c *Group) Path() string { return c.path }
 
 // Dirfd is the cgroup directory's descriptor, for clone3's
-// CLONE_INTO_CGROUP; it stays open until Remove.
+// CLONE_INTO_CGROUP; it stays open until CloseDirfd or Remove.
 func (c *Group) Dirfd() int { return c.fd }
+
+// CloseDirfd closes the descriptor Dirfd gave, once a child was cloned
+// into the cgroup: the cgroup needs none while it lives (it is killed,
+// watched and removed by its path).
+func (c *Group) CloseDirfd() { c.closeFD() }
 
 // AllProcs lists the processes in the cgroup and below it.
 func (c *Group) AllProcs() []int { return cgroupProcsDeep(c.path) }
@@ -265,12 +288,17 @@ func writeCgroupFile(path, v string) error {
 // it logs a warning naming the cgroup, kills what is in it again and
 // retries for up to removeBusyFor. It is a no-op after a call that removed
 // it; one that could not leaves it to Close, and after Close to the next
-// agent's leftover sweep. The cgroup's lock is released once it is gone.
-func (c *Group) Remove() {
+// agent's leftover sweep. Its directory's descriptor is closed once it is
+// gone.
+func (c *Group) Remove() { c.remove() }
+
+// remove is Remove, and reports whether the cgroup is gone (or was
+// before).
+func (c *Group) remove() bool {
 	c.m.mu.Lock()
 	if !c.m.made[c] {
 		c.m.mu.Unlock()
-		return
+		return true
 	}
 	delete(c.m.made, c)
 	c.m.mu.Unlock()
@@ -283,10 +311,13 @@ func (c *Group) Remove() {
 		}
 		c.m.mu.Unlock()
 		if keep {
-			return
+			return false
 		}
+		c.closeFD()
+		return false
 	}
 	c.closeFD()
+	return true
 }
 
 // removeCgroup removes the cgroup at path and any cgroups below it, with

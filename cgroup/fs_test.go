@@ -84,12 +84,20 @@ func TestCgroupNames(t *testing.T) {
 	if name != "fifobridge-4026531836-42-123456-7" {
 		t.Fatalf("name = %q", name)
 	}
-	if got, ok := parseCgroupName(name); !ok || got != a {
-		t.Fatalf("parseCgroupName(%q) = %+v, %v", name, got, ok)
+	if got, anchor, seq, ok := parseCgroupName(name); !ok || got != a || anchor || seq != 7 {
+		t.Fatalf("parseCgroupName(%q) = %+v, %v, %d, %v", name, got, anchor, seq, ok)
+	}
+	anchor := a.anchorName(2)
+	if anchor != "fifobridge-4026531836-42-123456-a2" {
+		t.Fatalf("anchorName = %q", anchor)
+	}
+	if got, isAnchor, try, ok := parseCgroupName(anchor); !ok || got != a || !isAnchor || try != 2 {
+		t.Fatalf("parseCgroupName(%q) = %+v, %v, %d, %v", anchor, got, isAnchor, try, ok)
 	}
 	for _, bad := range []string{"fifobridge-1-2-3", "fifobridge-1-2-3-4-5", "fifobridge-a-2-3-4", "other-1-2-3-4",
-		"fifobridge-1-0-3-4", "fifobridge-1-+2-3-4", "fifobridge-1-02-3-4", "fifobridge--2-3-4"} {
-		if _, ok := parseCgroupName(bad); ok {
+		"fifobridge-1-0-3-4", "fifobridge-1-+2-3-4", "fifobridge-1-02-3-4", "fifobridge--2-3-4",
+		"fifobridge-1-2-3-a", "fifobridge-1-2-3-aa1", "fifobridge-1-2-3-a01", "fifobridge-1-2-a3-4"} {
+		if _, _, _, ok := parseCgroupName(bad); ok {
 			t.Errorf("parseCgroupName(%q) accepted", bad)
 		}
 	}

@@ -7,16 +7,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Every cgroup an agent makes carries an flock(2) for as long as it
-// exists: the agent takes it on the directory's descriptor right after
-// making it, and the kernel drops it when that descriptor is closed, also
-// when the agent is killed. A lock is a fact of the cgroup file system,
-// the same from every PID namespace and every mount of the hierarchy, so
-// an agent anywhere can tell a dead agent's cgroup (its lock is free) from
-// a live one's, where the pids in its name mean nothing.
+// Every agent holds an flock(2) on one cgroup for as long as it lives,
+// its anchor (see anchor_linux.go): it takes it on the directory's
+// descriptor right after making it, and the kernel drops it when that
+// descriptor is closed, also when the agent is killed. A lock is a fact
+// of the cgroup file system, the same from every PID namespace and every
+// mount of the hierarchy, so an agent anywhere can tell a dead agent's
+// cgroups (its anchor's lock is free) from a live one's, where the pids
+// in their names mean nothing. Agents of older versions locked each
+// cgroup they made instead; a sweep takes those locks too.
 
-// errLockLost: a cgroup was removed between its mkdir and its lock, by an
-// agent that took it for a dead agent's.
+// errLockLost: a cgroup was removed, or taken by a sweep, between its
+// mkdir and its lock, by an agent that took it for a dead agent's.
 var errLockLost = errors.New("cgroup removed before it was locked")
 
 // mkdirCgroup makes a cgroup; tests replace it to run a sweep between the
@@ -25,7 +27,11 @@ var mkdirCgroup = unix.Mkdir
 
 // makeLocked makes the cgroup at path and returns its directory's
 // descriptor with the lock held.
-func makeLocked(path string) (int, error) {
+func makeLocked(path string) (int, error) { return makeCgroup(path, true) }
+
+// makeCgroup makes the cgroup at path and returns its directory's
+// descriptor, with its lock held if lock is set.
+func makeCgroup(path string, lock bool) (int, error) {
 	if err := mkdirCgroup(path, 0o755); err != nil {
 		return -1, fmt.Errorf("make cgroup %s: %w", path, err)
 	}
@@ -36,6 +42,9 @@ func makeLocked(path string) (int, error) {
 	if err != nil {
 		unix.Rmdir(path)
 		return -1, fmt.Errorf("open cgroup %s: %w", path, err)
+	}
+	if !lock {
+		return fd, nil
 	}
 	err = lockCgroup(fd)
 	if err == nil && !isPath(fd, path) {
@@ -76,13 +85,21 @@ func isPath(fd int, path string) bool {
 // the descriptor, holding the lock, when nobody held it; -1 when a live
 // agent holds it, or when the cgroup cannot be opened.
 func lockFree(path string) int {
+	fd, _ := tryLock(path)
+	return fd
+}
+
+// tryLock opens the cgroup at path and takes its lock. It returns the
+// descriptor, holding the lock, when nobody held it; else -1 and why:
+// EWOULDBLOCK when another holds it, ENOENT when the cgroup is gone.
+func tryLock(path string) (int, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1
+		return -1, err
 	}
-	if lockCgroup(fd) != nil {
+	if err := lockCgroup(fd); err != nil {
 		unix.Close(fd)
-		return -1
+		return -1, err
 	}
-	return fd
+	return fd, nil
 }

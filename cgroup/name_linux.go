@@ -19,34 +19,44 @@ type agentID struct {
 
 const cgroupPrefix = "fifobridge-"
 
+// anchorMark marks the last field of an anchor's name (see anchor_linux.go).
+const anchorMark = "a"
+
 // name is the name of the agent's seq'th cgroup.
 func (a agentID) name(seq uint64) string {
 	return fmt.Sprintf("%s%d-%d-%d-%d", cgroupPrefix, a.pidNS, a.pid, a.start, seq)
 }
 
-// parseCgroupName reads the agent back from a cgroup's name; ok is false
-// for a name no agent makes.
-func parseCgroupName(name string) (a agentID, ok bool) {
+// anchorName is the name of the agent's anchor, made at its try'th try.
+func (a agentID) anchorName(try uint64) string {
+	return fmt.Sprintf("%s%d-%d-%d-%s%d", cgroupPrefix, a.pidNS, a.pid, a.start, anchorMark, try)
+}
+
+// parseCgroupName reads the agent back from a cgroup's name, and whether
+// the cgroup is that agent's anchor (then n is its try, else its seq); ok
+// is false for a name no agent makes.
+func parseCgroupName(name string) (a agentID, anchor bool, n uint64, ok bool) {
 	rest, found := strings.CutPrefix(name, cgroupPrefix)
 	if !found {
-		return agentID{}, false
+		return agentID{}, false, 0, false
 	}
 	f := strings.Split(rest, "-")
 	if len(f) != 4 {
-		return agentID{}, false
+		return agentID{}, false, 0, false
 	}
-	var n [4]uint64
+	f[3], anchor = strings.CutPrefix(f[3], anchorMark)
+	var v [4]uint64
 	for i, s := range f {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || s != strconv.FormatUint(v, 10) {
-			return agentID{}, false
+		u, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || s != strconv.FormatUint(u, 10) {
+			return agentID{}, false, 0, false
 		}
-		n[i] = v
+		v[i] = u
 	}
-	if n[1] == 0 || n[1] > 1<<31 {
-		return agentID{}, false
+	if v[1] == 0 || v[1] > 1<<31 {
+		return agentID{}, false, 0, false
 	}
-	return agentID{pidNS: n[0], pid: int(n[1]), start: n[2]}, true
+	return agentID{pidNS: v[0], pid: int(v[1]), start: v[2]}, anchor, v[3], true
 }
 
 // parsePidNS reads the inode from a /proc/PID/ns/pid link, "pid:[N]".

@@ -141,8 +141,8 @@ func removeLeftoversV1(own string, self agentID, log *slog.Logger) {
 		return
 	}
 	for _, e := range entries {
-		a, ok := parseCgroupName(e.Name())
-		if !e.IsDir() || !ok || a == self {
+		a, anchor, _, ok := parseCgroupName(e.Name())
+		if !e.IsDir() || !ok || anchor || a == self {
 			continue
 		}
 		path := filepath.Join(own, e.Name())

@@ -57,8 +57,12 @@ func TestCgroupStopTree(t *testing.T) {
 		t.Errorf("stop: status %v, killed %v; want killed", st, killed)
 	}
 	checkGone(t, mark)
-	if left := cgrouptest.Below(t, m.Dir()); len(left) > 0 {
+	if left := cgrouptest.Children(t, m.Dir()); len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
+	}
+	m.Close()
+	if left := cgrouptest.Below(t, m.Dir()); len(left) > 0 {
+		t.Errorf("cgroups left after Close: %v", left)
 	}
 }
 
@@ -71,7 +75,7 @@ func TestCgroupFailedStart(t *testing.T) {
 	if _, err := testReaper.Start(spec); err == nil {
 		t.Fatal("started a program that does not exist")
 	}
-	if left := cgrouptest.Below(t, m.Dir()); len(left) > 0 {
+	if left := cgrouptest.Children(t, m.Dir()); len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
 	}
 }

@@ -79,6 +79,33 @@ func UserEnv(env []string, uid uint32) []string {
 	}
 	return out
 }
+
+// SessionEnv returns env for a child running as uid when its user was
+// chosen for it alone (a session's open -user): HOME, USER and LOGNAME
+// are uid's from /etc/passwd whatever env held, as login(1) sets them,
+// since the agent's own values belong to another user. For a uid that
+// passwd does not list, HOME is / and USER and LOGNAME are unset, as
+// docker run --user gives such a uid.
+func SessionEnv(env []string, uid uint32) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "HOME", "USER", "LOGNAME":
+		default:
+			out = append(out, kv)
+		}
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return append(out, "HOME=/")
+	}
+	home := u.HomeDir
+	if home == "" {
+		home = "/"
+	}
+	return append(out, "HOME="+home, "USER="+u.Username, "LOGNAME="+u.Username)
+}
+
 func lookupUser(name string) (uid, gid uint32, err error) {
 	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
 		uid, gid = uint32(n), uint32(n)

@@ -30,12 +30,36 @@ import (
 // ENOENT (127, as execve(2) reports it, and docker run), one the child
 // may not execute EACCES (126).
 func LookPath(program string, cred *syscall.Credential) (path string, err error) {
+	return lookPathIn(program, search{path: os.Getenv("PATH")}, cred)
+}
+
+// lookPathFor is LookPath of spec's program as its child will run it: for
+// spec's user, on the PATH of spec's environment (the agent's when it
+// sets none), and a relative name, or PATH entry, taken from spec's
+// directory, where the child's execve(2) resolves it. The path it returns
+// is then absolute.
+func lookPathFor(spec *Spec) (string, error) {
+	s := search{path: os.Getenv("PATH"), dir: spec.Dir}
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			s.path = v // the last one, as the child's getenv(3) sees it
+		}
+	}
+	return lookPathIn(spec.Program, s, spec.Credential)
+}
+
+// search is where a lookup looks: path is the PATH list, dir, if set, the
+// directory relative names are taken from ("": the agent's own).
+type search struct{ path, dir string }
+
+// lookPathIn is LookPath on s.
+func lookPathIn(program string, s search, cred *syscall.Credential) (path string, err error) {
 	if cred == nil {
-		return lookPath(program, unix.AT_EACCESS)
+		return lookPath(program, s, unix.AT_EACCESS)
 	}
 	// The thread's real ids are the child's: access(2) without
 	// AT_EACCESS, which works on every kernel, asks for them.
-	if terr := asUser(cred, func() { path, err = lookPath(program, 0) }); terr != nil {
+	if terr := asUser(cred, func() { path, err = lookPath(program, s, 0) }); terr != nil {
 		return "", terr
 	}
 	if err != nil {
@@ -44,18 +68,24 @@ func LookPath(program string, cred *syscall.Credential) (path string, err error)
 	return path, nil
 }
 
-// lookPath is LookPath with the calling thread's credentials; accessFlags
-// are faccessat(2)'s.
-func lookPath(program string, accessFlags int) (string, error) {
+// lookPath is LookPath on s with the calling thread's credentials;
+// accessFlags are faccessat(2)'s.
+func lookPath(program string, s search, accessFlags int) (string, error) {
+	from := func(p string) string {
+		if s.dir != "" && !filepath.IsAbs(p) {
+			return filepath.Join(s.dir, p)
+		}
+		return p
+	}
 	if strings.Contains(program, "/") {
-		return program, executable(program, accessFlags)
+		return from(program), executable(from(program), accessFlags)
 	}
 	denied := ""
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+	for _, dir := range filepath.SplitList(s.path) {
 		if dir == "" {
 			dir = "."
 		}
-		path := filepath.Join(dir, program)
+		path := from(filepath.Join(dir, program))
 		var st unix.Stat_t
 		if unix.Stat(path, &st) != nil {
 			// Nothing there that this user can see, a directory on the

@@ -168,3 +168,39 @@ func TestLookPathPrivatePathEntry(t *testing.T) {
 	_, err = LookPath("nowhere", nobody)
 	require.Equal(t, 127, lookPathCode(err), "LookPath(nowhere): %v", err)
 }
+
+// TestLookPathFor: a start with no Path looks its program up as its child
+// will run it: on the PATH of the child's own environment, a relative
+// name from the child's directory, and for the child's user.
+func TestLookPathFor(t *testing.T) {
+	requireRoot(t, "checking for another user")
+	leakcheck.Check(t)
+	dir, file := lookPathDir(t)
+	bin := filepath.Join(dir, "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "tool"), []byte("#!/bin/sh\n"), 0o755))
+	onlyOwner := file("onlyowner", "#!/bin/sh\n", 0o700)
+	t.Setenv("PATH", bin)
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		want string // the path found, "" for none
+		code int
+	}{
+		{"the child's PATH", Spec{Program: "tool", Env: []string{"PATH=" + bin, "PATH=/nonexistent"}}, "", 127},
+		{"the agent's PATH without an environment", Spec{Program: "tool"}, filepath.Join(bin, "tool"), 0},
+		{"an environment without PATH", Spec{Program: "tool", Env: []string{"A=1"}}, filepath.Join(bin, "tool"), 0},
+		{"a relative name from Dir", Spec{Program: "./bin/tool", Dir: dir}, filepath.Join(bin, "tool"), 0},
+		{"a relative PATH entry from Dir", Spec{Program: "tool", Dir: dir, Env: []string{"PATH=bin"}}, filepath.Join(bin, "tool"), 0},
+		{"for the child's user", Spec{Program: onlyOwner, Credential: nobody}, "", 126},
+		{"for the child's user on PATH", Spec{Program: "tool", Credential: nobody}, filepath.Join(bin, "tool"), 0},
+		{"for root", Spec{Program: onlyOwner}, onlyOwner, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, err := lookPathFor(&tc.spec)
+			require.Equal(t, tc.code, lookPathCode(err), "lookPathFor(%+v): %v", tc.spec, err)
+			require.Equal(t, tc.want, path)
+		})
+	}
+}

@@ -3,7 +3,6 @@ package child
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -17,7 +16,9 @@ import (
 // Spec says how to start a child.
 type Spec struct {
 	// Program is the name or path of the executable; a name without a slash
-	// is looked up in PATH.
+	// is looked up in PATH, as LookPath does, for Credential's user, on
+	// Env's PATH (the agent's when Env sets none), with relative names
+	// taken from Dir.
 	Program string
 	// Path, if set, is the executable already looked up, used as is; Program
 	// is then only argv[0].
@@ -112,7 +113,7 @@ func (r *Reaper) Start(spec Spec) (*Process, error) {
 	path := spec.Path
 	if path == "" {
 		var err error
-		if path, err = exec.LookPath(spec.Program); err != nil {
+		if path, err = lookPathFor(&spec); err != nil {
 			return nil, &StartError{Program: spec.Program, Err: err}
 		}
 	}
@@ -180,7 +181,11 @@ func (r *Reaper) submit(req spawnRequest, cgroups *cgroup.Manager) spawnResult {
 		}
 		return spawnResult{err: err}
 	}
-	if res.err == nil || req.cg == nil {
+	if req.cg == nil {
+		return res
+	}
+	if res.err == nil {
+		req.cg.CloseDirfd() // the child is in it: the cgroup lives on by its path
 		return res
 	}
 	req.cg.Remove() // nothing ever ran in it

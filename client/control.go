@@ -44,6 +44,12 @@ type OpenOptions struct {
 	Prompt, Continuation *string
 	Args, Env            []string // appended to PROGRAM's argv; K=V each
 	Cwd                  string
+	// User is the user the session runs as, a name or UID, one of the
+	// agent's -allow-users; "": the run's.
+	User string
+	// Command is the session's own PROGRAM and its arguments (the agent
+	// needs -allow-args); empty: the run's.
+	Command []string
 	// Limit is how long the agent waits for the child's first prompt
 	// (with a prompt); 0: the agent's default, 30 s.
 	Limit time.Duration
@@ -64,7 +70,8 @@ type Opened struct {
 // ErrAgentGone as for Send; ctx's error when it ended first.
 func (s Sessions) Open(ctx context.Context, name string, o OpenOptions) (Opened, error) {
 	c := protocol.Control{Op: protocol.OpOpen, Session: name, Reuse: o.Reuse, Tty: o.Tty, Size: o.Size,
-		Prompt: o.Prompt, Continuation: o.Continuation, Args: o.Args, Env: o.Env, Cwd: o.Cwd}
+		Prompt: o.Prompt, Continuation: o.Continuation, Args: o.Args, Env: o.Env, Cwd: o.Cwd,
+		User: o.User, Command: o.Command}
 	if o.Limit > 0 {
 		c.Timeout = o.Limit.String()
 	}
@@ -103,6 +110,15 @@ func (s Sessions) Close(ctx context.Context, names ...string) []Closed {
 	return out
 }
 
+// CloseAll closes every session open when the agent reads its line, all
+// at once, with one control line ("op":"close","all":true), and returns
+// once every one is gone: its tree stopped, its directory removed. None
+// open is a success. The errors are Close's, for the agent as a whole.
+func (s Sessions) CloseAll(ctx context.Context) error {
+	_, err := s.control(ctx, protocol.Control{Op: protocol.OpClose, All: true}, protocol.FrameClosed)
+	return err
+}
+
 // List returns the open sessions, as the status file's "sessions" array
 // holds them: parsed, and as the agent wrote it.
 func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, error) {
@@ -122,7 +138,8 @@ func (s Sessions) List(ctx context.Context) ([]status.Session, json.RawMessage, 
 }
 
 // commandOf names the host command of a control line's op, for messages.
-var commandOf = map[string]string{protocol.OpOpen: "open", protocol.OpClose: "close", protocol.OpList: "ls", protocol.OpSignal: "signal"}
+var commandOf = map[string]string{protocol.OpOpen: "open", protocol.OpClose: "close", protocol.OpList: "ls",
+	protocol.OpSignal: "signal", protocol.OpEOF: "type -eof"}
 
 // control writes the control line c, with an id and a reply FIFO of its
 // own, to DIR/in and returns the frame that answers it, which must be of
@@ -131,7 +148,7 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 	if err := ctx.Err(); err != nil {
 		return protocol.Frame{}, err
 	}
-	if c.Op != protocol.OpList {
+	if c.Op != protocol.OpList && !c.All {
 		if err := checkSessionName(c.Session); err != nil {
 			return protocol.Frame{}, err
 		}
@@ -144,8 +161,17 @@ func (s Sessions) control(ctx context.Context, c protocol.Control, want string) 
 	if err := requireSessions(dir, commandOf[c.Op]); err != nil {
 		return protocol.Frame{}, err
 	}
+	return controlTrip(ctx, dirInput(dir, inName), c, want, s.Warn)
+}
+
+// controlTrip writes the control line c, with an id and a reply FIFO of
+// its own, into the control FIFO in (sessions mode's DIR/in, stream
+// mode's DIR/control), by writeRequest's rule, and returns the frame
+// that answers it, which must be of type want; an error frame is a
+// *RejectedError. warn is told what the trip ignores on its reply FIFO.
+func controlTrip(ctx context.Context, in input, c protocol.Control, want string, warn func(string)) (protocol.Frame, error) {
 	c.ID = randname.New()
-	t := trip{in: dirInput(dir, inName), relay: relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: s.Warn},
+	t := trip{in: in, relay: relay{id: c.ID, stdout: io.Discard, stderr: io.Discard, warn: warn},
 		line: func(reply string) ([]byte, error) {
 			c.Reply = reply
 			return encodeLine(c)

@@ -1,12 +1,15 @@
 //go:build linux
 
-// Package client is what `fifobridge send`, `ask`, `open`, `close` and
-// `ls` do: Send sends one exec-mode request to an agent and relays the
-// request's output and exit; Ask asks a conversation one turn, DIR's own
-// or a session's (AskOptions.Session). An Asker (OpenAsker) asks a
-// conversation many turns with its FIFOs kept open: what a program that
-// talks to a REPL all day uses instead of one Ask per turn. Sessions
-// opens, closes and lists the sessions of an agent in sessions mode.
+// Package client is what `fifobridge send`, `ask`, `open`, `close`,
+// `ls`, `type`, `signal` and `watch` do: Send sends one exec-mode request to an
+// agent and relays the request's output and exit; Ask asks a conversation
+// one turn, DIR's own or a session's (AskOptions.Session). An Asker
+// (OpenAsker) asks a conversation many turns with its FIFOs kept open:
+// what a program that talks to a REPL all day uses instead of one Ask per
+// turn. Sessions opens, closes (one by one, or all) and lists the
+// sessions of an agent in sessions mode. Type types into a child's input
+// and Signal signals it, and Watch follows its output from now on: stream
+// mode's child, or a session's.
 //
 // Guarantees:
 //
@@ -19,6 +22,15 @@
 //     in stream mode as the child's input), nor for a session name that
 //     could name no session. Send, and Ask without a session, to an agent
 //     in sessions mode write nothing.
+//   - Signal and Type's end of input are control lines too, by the same
+//     machinery: on sessions mode's DIR/in, naming the session, or on
+//     stream mode's control FIFO DIR/control, each only when the status
+//     file says a live agent serves DIR in that mode, and only into the
+//     FIFO it names under that name. Type writes its text into the input
+//     FIFO the status file names as the child's "in" (DIR/in, or
+//     sessions[NAME].inputs.in), by the served and key checks of Send; a
+//     write cut short by its context is not finished (typed text is not
+//     a line: nothing is added to it), and says how much went.
 //   - An Ask of a session enters DIR/sessions and DIR/sessions/NAME from
 //     DIR's descriptor (no symbolic link followed, one there refused and
 //     left alone) and writes only into the ask FIFO the status file names

@@ -42,6 +42,9 @@ type relay struct {
 	// answer is the frame that answered a control line of sessions mode
 	// (see control), once it came.
 	answer *protocol.Frame
+	// lost, when set, is told of a watch's lost frames, in order with
+	// the output.
+	lost func(bytes int64)
 }
 
 // run relays frames until the exit or error frame of r.id. Before the
@@ -190,7 +193,7 @@ func (r *relay) frame(ctx context.Context, line []byte) (protocol.Frame, bool, e
 // returns ctx's error when ctx ends while the frame's data is written.
 func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done bool, err error) {
 	switch f.Type {
-	case protocol.FrameStdout, protocol.FrameAnswer:
+	case protocol.FrameStdout, protocol.FrameAnswer, protocol.FrameOutput:
 		b := f.Bytes()
 		var werr error
 		if err := r.out.do(ctx, func() { _, werr = r.stdout.Write(b) }); err != nil {
@@ -210,9 +213,15 @@ func (r *relay) handle(ctx context.Context, f protocol.Frame) (res Result, done 
 			e.Code = *f.Code
 		}
 		return Result{}, true, e
-	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled:
+	case protocol.FrameOpened, protocol.FrameClosed, protocol.FrameSessions, protocol.FrameSignaled, protocol.FrameEOF:
 		r.answer = &f
 		return Result{}, true, nil
+	case protocol.FrameLost: // a watch that did not keep up
+		if r.lost != nil {
+			if err := r.out.do(ctx, func() { r.lost(f.Lost) }); err != nil {
+				return Result{}, true, err
+			}
+		}
 	case protocol.FrameEnd: // a conversation's turn (Ask), its child still there
 		return Result{TimedOut: f.TimedOut, Incomplete: f.Incomplete, Status: f.Status, Prompt: f.Prompt,
 			NotReady: f.NotReady, Queued: f.Queued}, true, nil

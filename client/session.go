@@ -35,21 +35,32 @@ const sessionsName = "sessions"
 // mode DIR/in would take it as a request, in stream mode as the child's
 // input.
 func requireSessions(dir *sharedir.Dir, what string) error {
-	s, err := status.ReadAt(dir, statusName)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode sessions, whose -status is DIR/status.json)",
-			ErrNoAgent, dir.Path(), what)
-	}
+	s, err := liveStatus(dir, what, "sessions")
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNoAgent, err)
-	}
-	if ok, err := status.AgentAliveAt(dir); err != nil || !ok || s.State == "stopped" {
-		return fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
+		return err
 	}
 	if s.Mode != status.ModeSessions {
 		return fmt.Errorf("the agent serving %s is in %s mode: %s %w", dir.Path(), s.Mode, what, ErrNotSessions)
 	}
 	return nil
+}
+
+// liveStatus returns the status file of the live agent serving dir:
+// ErrNoAgent when none does (no status file, or nobody holds the lock).
+// what names the command and mode the mode it needs, for the message.
+func liveStatus(dir *sharedir.Dir, what, mode string) (status.Status, error) {
+	s, err := status.ReadAt(dir, statusName)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, fmt.Errorf("%w: %s has no status file (%s needs an agent run with -mode %s, whose -status is DIR/status.json)",
+			ErrNoAgent, dir.Path(), what, mode)
+	}
+	if err != nil {
+		return s, fmt.Errorf("%w: %v", ErrNoAgent, err)
+	}
+	if ok, err := status.AgentAliveAt(dir); err != nil || !ok || s.State == "stopped" {
+		return s, fmt.Errorf("%w: no agent serves %s (nothing holds %s)", ErrNoAgent, dir.Path(), dir.Join(status.LockName))
+	}
+	return s, nil
 }
 
 // checkSessionName fails unless name may name a session: a name that
@@ -64,15 +75,31 @@ func checkSessionName(name string) error {
 }
 
 // enterSession returns the input of session name's DIR/sessions/NAME/ask,
-// entered from dir through descriptors (sharedir.EnterSub: a symbolic
-// link at DIR/sessions or DIR/sessions/NAME is refused, not followed).
-// The caller closes in.fifos. ErrNoSession when NAME is not open,
-// ErrNoConversation when it has no prompt (no ask FIFO).
+// entered from dir through descriptors (enterSessionFIFO). The caller
+// closes in.fifos. ErrNoSession when NAME is not open, ErrNoConversation
+// when it has no prompt (no ask FIFO).
 func enterSession(dir *sharedir.Dir, name string) (input, error) {
+	return enterSessionFIFO(dir, name, askName, "ask -session", func(sd *sharedir.Dir, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: session %s has no prompt: %s does not exist (open it with -prompt, or run the agent with -prompt)",
+				ErrNoConversation, name, sd.Join(askName))
+		}
+		return fmt.Errorf("%w: %v", ErrNoConversation, err)
+	})
+}
+
+// enterSessionFIFO returns the input of session name's FIFO
+// DIR/sessions/NAME/fifoName, entered from dir through descriptors
+// (sharedir.EnterSub: a symbolic link at DIR/sessions or
+// DIR/sessions/NAME is refused, not followed), for the command what. The
+// caller closes in.fifos. ErrNoSession when NAME is not open; when
+// fifoName is not a FIFO there (fifo.CheckAt's error), what bad says of
+// it.
+func enterSessionFIFO(dir *sharedir.Dir, name, fifoName, what string, bad func(sd *sharedir.Dir, err error) error) (input, error) {
 	if err := checkSessionName(name); err != nil {
 		return input{}, err
 	}
-	if err := requireSessions(dir, "ask -session"); err != nil {
+	if err := requireSessions(dir, what); err != nil {
 		return input{}, err
 	}
 	notOpen := func() error {
@@ -93,14 +120,10 @@ func enterSession(dir *sharedir.Dir, name string) (input, error) {
 	if err != nil {
 		return input{}, err
 	}
-	err = fifo.CheckAt(sd, askName)
-	if err != nil {
+	if err := fifo.CheckAt(sd, fifoName); err != nil {
+		err = bad(sd, err)
 		sd.Close()
-		if errors.Is(err, os.ErrNotExist) {
-			return input{}, fmt.Errorf("%w: session %s has no prompt: %s does not exist (open it with -prompt, or run the agent with -prompt)",
-				ErrNoConversation, name, sd.Join(askName))
-		}
-		return input{}, fmt.Errorf("%w: %v", ErrNoConversation, err)
+		return input{}, err
 	}
-	return input{dir: dir, fifos: sd, name: askName, session: name}, nil
+	return input{dir: dir, fifos: sd, name: fifoName, session: name}, nil
 }

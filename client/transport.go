@@ -41,6 +41,9 @@ type trip struct {
 	relay relay // the line's id, and where its frames go
 	// line encodes the line, naming the reply FIFO reply.
 	line func(reply string) ([]byte, error)
+	// prepare, when set, is given the reply FIFO the trip made before
+	// the line is written (a watch gives it its group).
+	prepare func(reply *replyFIFO)
 	// reply, write and watch are an Asker's own: its reply FIFO (not
 	// removed), how it writes the line into the DIR/ask it keeps open,
 	// and its watch. When nil, the trip makes a reply FIFO in
@@ -67,6 +70,9 @@ func (t *trip) run(ctx context.Context) (Result, error) {
 		}
 		defer r.remove()
 		reply = r
+		if t.prepare != nil {
+			t.prepare(r)
+		}
 	}
 	line, err := t.line(reply.name)
 	if err != nil {

@@ -57,17 +57,6 @@ func (h handle) reopen(flag int) (int, error) {
 	return fd, nil
 }
 
-// chmod sets the pinned inode's mode: fchmodat2 on the descriptor where
-// the kernel has it (6.6+), else chmod of its /proc/self/fd magic link,
-// which reaches the inode and nothing else.
-func (h handle) chmod(perm os.FileMode) error {
-	err := unix.Fchmodat(h.fd, "", sharedir.UnixMode(perm), unix.AT_EMPTY_PATH)
-	if err == unix.ENOSYS || err == unix.EOPNOTSUPP || err == unix.EINVAL {
-		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(h.fd), sharedir.UnixMode(perm))
-	}
-	return err
-}
-
 func (h handle) close() { unix.Close(h.fd) }
 
 func sameFile(a, b *unix.Stat_t) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
@@ -89,32 +78,17 @@ func CheckAt(d *sharedir.Dir, name string) error {
 // unless one is already there; created says whether this call made it. The
 // mode is set with a chmod of the new FIFO's own descriptor, so an entry
 // swapped in between (a link to a file elsewhere) is never changed: it is
-// reported, and left alone. An existing non-FIFO is left untouched and
-// reported as ErrNotFIFO.
+// reported, and left alone (sharedir.Dir.MakeFIFO). An existing non-FIFO
+// is left untouched and reported as ErrNotFIFO.
 func MakeAt(d *sharedir.Dir, name string, perm os.FileMode) (created bool, err error) {
-	if err := sharedir.CheckName(name); err != nil {
-		return false, fmt.Errorf("make fifo: %w", err)
-	}
-	err = unix.Mkfifoat(d.Fd(), name, 0o600)
-	if errors.Is(err, unix.EEXIST) {
+	err = d.MakeFIFO(name, perm)
+	if errors.Is(err, os.ErrExist) {
 		return false, CheckAt(d, name)
 	}
-	if err != nil {
-		return false, fmt.Errorf("make fifo %s: %w", d.Join(name), err)
+	if errors.Is(err, sharedir.ErrSwapped) {
+		err = fmt.Errorf("%w (%w)", err, ErrReplaced)
 	}
-	h, err := pin(d, name)
-	if err != nil {
-		return false, fmt.Errorf("make fifo %s: replaced while being made: %w", d.Join(name), err)
-	}
-	defer h.close()
-	if int(h.st.Uid) != os.Geteuid() {
-		return false, fmt.Errorf("make fifo %s: replaced while being made: %w", d.Join(name), ErrReplaced)
-	}
-	if err := h.chmod(perm); err != nil {
-		RemoveAt(d, name)
-		return false, fmt.Errorf("make fifo %s: %w", d.Join(name), err)
-	}
-	return true, nil
+	return err == nil, err
 }
 
 // RemoveAt removes the entry name of d if it is a FIFO (unlinkat: only

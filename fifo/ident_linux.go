@@ -32,6 +32,7 @@ func (a ID) Same(b ID) bool {
 type Info struct {
 	ID
 	Uid   uint32 // its owner
+	Gid   uint32 // its group
 	Mode  uint32 // its type and permission bits, as st_mode
 	Nlink uint32 // its names: 0 when none is left
 }
@@ -55,7 +56,7 @@ func Describe(f *os.File) (Info, error) {
 	if err := errors.Join(cerr, serr); err != nil {
 		return Info{}, &os.PathError{Op: "statx", Path: f.Name(), Err: err}
 	}
-	return Info{ID: idOf(&stx), Uid: stx.Uid, Mode: uint32(stx.Mode), Nlink: stx.Nlink}, nil
+	return Info{ID: idOf(&stx), Uid: stx.Uid, Gid: stx.Gid, Mode: uint32(stx.Mode), Nlink: stx.Nlink}, nil
 }
 
 // IdentifyAt identifies the FIFO name of d (statx relative to d's
@@ -65,7 +66,9 @@ func IdentifyAt(d *sharedir.Dir, name string) (ID, error) {
 		return ID{}, err
 	}
 	var stx unix.Statx_t
-	err := unix.Statx(d.Fd(), name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	err := d.Use(func(fd int) error {
+		return unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+	})
 	if err != nil {
 		return ID{}, &os.PathError{Op: "statx", Path: d.Join(name), Err: err}
 	}

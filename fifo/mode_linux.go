@@ -31,3 +31,20 @@ func OutputMode(perm os.FileMode) os.FileMode { return 0o600 | perm&0o044 }
 func OthersMayRead(st *unix.Stat_t, uid int) bool {
 	return st.Mode&0o044 != 0 || int(st.Uid) != uid && st.Uid != 0
 }
+
+// MayRead reports whether the mode of the file i describes lets user uid
+// of group gid read it, as the kernel's permission check does for a user
+// whose groups include gid: root may; the owner by the owner's bits, a
+// member of its group by the group's, anyone else by the others'. It
+// knows no ACL and no capability but root's.
+func (i Info) MayRead(uid, gid uint32) bool {
+	switch {
+	case uid == 0:
+		return true
+	case uid == i.Uid:
+		return i.Mode&0o400 != 0
+	case gid == i.Gid:
+		return i.Mode&0o040 != 0
+	}
+	return i.Mode&0o004 != 0
+}

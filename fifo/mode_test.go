@@ -50,3 +50,27 @@ func TestOthersMayRead(t *testing.T) {
 		require.Equal(t, tc.mayRead, OthersMayRead(&st, tc.uid), tc.describe)
 	}
 }
+
+// TestMayRead: root reads anything; the owner by the owner's bits alone,
+// a member of the group by the group's alone, anyone else by the
+// others'.
+func TestMayRead(t *testing.T) {
+	for _, tc := range []struct {
+		mode     uint32
+		uid, gid uint32
+		mayRead  bool
+		describe string
+	}{
+		{0o640, 0, 0, true, "root"},
+		{0o000, 0, 5, true, "root, no bits"},
+		{0o640, 1000, 1000, true, "the owner"},
+		{0o040, 1000, 3000, false, "the owner without the owner's bit, though in the group"},
+		{0o640, 2000, 3000, true, "a member of the group"},
+		{0o604, 2000, 3000, false, "a member of the group without the group's bit, though others may"},
+		{0o640, 2001, 2001, false, "anyone else, 0640"},
+		{0o644, 2001, 2001, true, "anyone else, 0644"},
+	} {
+		i := Info{Uid: 1000, Gid: 3000, Mode: unix.S_IFIFO | tc.mode}
+		require.Equal(t, tc.mayRead, i.MayRead(tc.uid, tc.gid), tc.describe)
+	}
+}

@@ -82,6 +82,10 @@ func (r *Reply) Write(p []byte) (int, error) {
 // SetWriteDeadline sets the deadline for Write, as os.File's does.
 func (r *Reply) SetWriteDeadline(t time.Time) error { return r.f.SetWriteDeadline(t) }
 
+// Owner returns the user and the group of the FIFO r has open, as it was
+// when it was opened.
+func (r *Reply) Owner() (uid, gid uint32) { return r.st.Uid, r.st.Gid }
+
 // Name returns the reply's name in its directory.
 func (r *Reply) Name() string { return r.name }
 

@@ -45,7 +45,8 @@ func PendingSourceAt(d *sharedir.Dir, name string) *Source {
 
 // Read reads the next bytes written to the FIFO. After Reopen, bytes still
 // buffered in replaced FIFOs are returned first, oldest FIFO first. It
-// returns ErrClosed once Close was called.
+// returns ErrClosed once Close was called, and os.ErrDeadlineExceeded
+// while Wake is in force (until Rearm), as SpliceTo does.
 func (s *Source) Read(p []byte) (int, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -66,7 +67,7 @@ func (s *Source) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := pipeio.Read(f, p)
-		if err != nil && os.IsTimeout(err) {
+		if err != nil && os.IsTimeout(err) && !s.isWoken() {
 			continue // Reopen woke us
 		}
 		if err != nil {
@@ -82,7 +83,9 @@ func (s *Source) Read(p []byte) (int, error) {
 // them: a reader that waits so holds no buffer meanwhile (an idle
 // session's terminal feed). It waits as Read does (for a pending Source's
 // first FIFO, in the runtime's poller), and returns ErrClosed once Close
-// was called; a Read after it that finds nothing waits as any Read.
+// was called, os.ErrDeadlineExceeded when Wake was called (until
+// Rearm), as SpliceTo does; a Read after it that finds nothing waits as
+// any Read.
 func (s *Source) WaitReadable() error {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -103,7 +106,7 @@ func (s *Source) WaitReadable() error {
 			continue
 		}
 		err = pipeio.WaitReadable(f)
-		if err != nil && os.IsTimeout(err) {
+		if err != nil && os.IsTimeout(err) && !s.isWoken() {
 			continue // Reopen woke us
 		}
 		if err != nil {
@@ -113,6 +116,25 @@ func (s *Source) WaitReadable() error {
 		}
 		return err
 	}
+}
+
+// Buffered returns how many bytes the Source's FIFOs hold now, the
+// replaced ones' too: what Read and SpliceTo would return before they
+// wait. Bytes written after it looks are not counted.
+func (s *Source) Buffered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0
+	}
+	n := 0
+	for _, f := range s.retired {
+		n += buffered(f)
+	}
+	if s.cur != nil {
+		n += buffered(s.cur)
+	}
+	return n
 }
 
 // Close closes the Source and wakes a blocked Read, which returns ErrClosed.

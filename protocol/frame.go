@@ -47,6 +47,8 @@ type Frame struct {
 	Reused bool `json:"reused,omitempty"`
 	// Sessions is the answer to a list: the status file's "sessions".
 	Sessions json.RawMessage `json:"sessions,omitempty"`
+	// Lost is how many bytes of the output a watcher lost (a lost frame).
+	Lost int64 `json:"bytes,omitempty"`
 }
 
 // Bytes returns the payload of a stdout or stderr frame.

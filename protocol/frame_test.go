@@ -147,3 +147,10 @@ func BenchmarkParseRequest(b *testing.B) {
 		}
 	}
 }
+
+func TestWatchFrames(t *testing.T) {
+	require.Equal(t, Frame{ID: "w1", Type: FrameWatching, Pid: 42}, decodeFrame(t, AppendWatching(nil, "w1", 42)))
+	require.Equal(t, Frame{ID: "w1", Type: FrameLost, Lost: 1 << 40}, decodeFrame(t, AppendLost(nil, "w1", 1<<40)))
+	f := decodeFrame(t, AppendData(nil, "w1", FrameOutput, []byte("a\xffb")))
+	require.Equal(t, "a\xffb", string(f.Bytes()))
+}

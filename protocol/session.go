@@ -87,7 +87,9 @@ type Control struct {
 	// -- PROGRAM [ARG...]), which needs -allow-args; empty: the run's.
 	Command []string `json:"command,omitempty"`
 	// Timeout is how long an open waits for its child's first prompt
-	// (with a prompt), a Go duration; close's own wait is the client's.
+	// (with a prompt), or an eof for the child's input to be read and
+	// ended (it is then not ended), a Go duration; close's own wait is
+	// the client's.
 	Timeout string `json:"timeout,omitempty"`
 }
 
@@ -222,6 +224,17 @@ func AppendSessions(b []byte, id string, sessions json.RawMessage) []byte {
 func AppendSignaled(b []byte, id string) []byte {
 	return append(appendHead(b, id, FrameSignaled), "}\n"...)
 }
+
+// AppendEOF appends the frame that says the child's input was ended
+// (op eof).
+func AppendEOF(b []byte, id string) []byte {
+	return append(appendHead(b, id, FrameEOF), "}\n"...)
+}
+
+// AppendTimedOut appends the error frame of a control line whose wait
+// passed the line's timeout (an eof whose input was not read in time):
+// "timed_out":true, and the client exits 124.
+func AppendTimedOut(b []byte, id, msg string) []byte { return AppendOpenError(b, id, msg, 0, true) }
 
 // AppendOpenError appends the error frame of an open that failed: with
 // code 127 or 126 when PROGRAM could not start (the client exits with

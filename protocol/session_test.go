@@ -90,6 +90,9 @@ func TestSessionFrames(t *testing.T) {
 	assert.True(t, f.TimedOut)
 	f = decode(AppendSignaled(nil, "s"))
 	assert.Equal(t, FrameSignaled, f.Type)
+	f = decode(AppendEOF(nil, "e"))
+	assert.Equal(t, FrameEOF, f.Type)
+	assert.Equal(t, "e", f.ID)
 }
 
 // FuzzParseControl checks that no line makes ParseControl panic or

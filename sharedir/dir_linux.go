@@ -14,9 +14,19 @@ import (
 // through its descriptor, takes a plain name (one path component, no "/",
 // not "." or "..") and never follows a symbolic link, so whoever else can
 // write the directory cannot make an operation act outside it.
+//
+// The Dir of a Unit (MakeUnit) holds no descriptor: each operation opens
+// it for its own time through the Dir it was made in, as an entry there
+// (no link followed), and goes on only if that is still the directory
+// made (device and inode), else fails with ErrMoved. See Unit.
 type Dir struct {
-	f    *os.File // O_RDONLY|O_DIRECTORY, or O_PATH|O_DIRECTORY (Enter)
+	f    *os.File // O_RDONLY|O_DIRECTORY, or O_PATH|O_DIRECTORY (Enter); nil for a unit's
 	path string   // for messages and Join; never used to reach the directory
+
+	// A unit's: its entry name in the Dir at, and what it is.
+	at       *Dir
+	name     string
+	dev, ino uint64
 }
 
 // maxLinks bounds the symbolic links followed while resolving a path, as
@@ -203,11 +213,39 @@ func (d *Dir) Path() string { return d.path }
 // Join returns the path of the entry name, for messages.
 func (d *Dir) Join(name string) string { return filepath.Join(d.path, name) }
 
-// Fd returns the directory's descriptor; it stays valid until Close.
-func (d *Dir) Fd() int { return int(d.f.Fd()) }
+// Fd returns the directory's descriptor; it stays valid until Close. A
+// unit's Dir holds none: its Fd is -1, and Use gives one for a call.
+func (d *Dir) Fd() int {
+	if d.f == nil {
+		return -1
+	}
+	return int(d.f.Fd())
+}
 
-// Close closes the directory's descriptor.
-func (d *Dir) Close() error { return d.f.Close() }
+// Use calls fn with a descriptor of the directory, valid during the call:
+// its own, or for a unit's Dir one opened for the call (and closed after
+// it) once it was found to be the directory made (else ErrMoved, and fn
+// is not called). Packages built on this one use it for what Dir has no
+// method for.
+func (d *Dir) Use(fn func(fd int) error) error {
+	if d.f != nil {
+		return fn(int(d.f.Fd()))
+	}
+	fd, err := d.reach()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return fn(fd)
+}
+
+// Close closes the directory's descriptor; a unit's Dir has none to close.
+func (d *Dir) Close() error {
+	if d.f == nil {
+		return nil
+	}
+	return d.f.Close()
+}
 
 // Stat returns the status of the entry name, not following a symbolic
 // link (fstatat with AT_SYMLINK_NOFOLLOW).
@@ -216,19 +254,23 @@ func (d *Dir) Stat(name string) (unix.Stat_t, error) {
 	if err := CheckName(name); err != nil {
 		return st, err
 	}
-	err := unix.Fstatat(d.Fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil {
-		return st, &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
-	}
-	return st, nil
+	err := d.Use(func(fd int) error {
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
+		}
+		return nil
+	})
+	return st, err
 }
 
 // Chmod sets the directory's own mode with fchmod on its descriptor.
 func (d *Dir) Chmod(perm os.FileMode) error {
-	if err := unix.Fchmod(d.Fd(), UnixMode(perm)); err != nil {
-		return fmt.Errorf("chmod %s: %w", d.path, err)
-	}
-	return nil
+	return d.Use(func(fd int) error {
+		if err := unix.Fchmod(fd, UnixMode(perm)); err != nil {
+			return fmt.Errorf("chmod %s: %w", d.path, err)
+		}
+		return nil
+	})
 }
 
 // CheckName refuses anything but a plain name (ErrBadName).
@@ -300,30 +342,42 @@ func (d *Dir) openSub(name string, flag int) (*Dir, error) {
 // existing one must be a real directory owned by the calling user: one
 // that somebody else made could still be listed or changed by them.
 func (d *Dir) MakeSub(name string, perm os.FileMode) (*Dir, error) {
-	if err := CheckName(name); err != nil {
-		return nil, fmt.Errorf("make directory: %w", err)
-	}
-	// Private until its mode is set: nobody opens it in between.
-	err := unix.Mkdirat(d.Fd(), name, 0o700)
-	if err != nil && !errors.Is(err, unix.EEXIST) {
-		return nil, fmt.Errorf("make directory %s: %w", d.Join(name), err)
-	}
-	sub, err := d.OpenSub(name)
+	sub, _, err := d.makeOwn(name)
 	if err != nil {
 		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(sub.Fd(), &st); err != nil {
-		sub.Close()
-		return nil, fmt.Errorf("make directory %s: %w", sub.path, err)
-	}
-	if int(st.Uid) != os.Geteuid() {
-		sub.Close()
-		return nil, fmt.Errorf("make directory %s: it exists and belongs to uid %d, not to the agent; remove it", sub.path, st.Uid)
 	}
 	if err := sub.Chmod(perm); err != nil {
 		sub.Close()
 		return nil, err
 	}
 	return sub, nil
+}
+
+// makeOwn opens the subdirectory name of d, making it first (mkdirat,
+// private: 0700) when it is missing; made says it was made here. An
+// existing one must be a real directory owned by the calling user. Its
+// mode is the caller's to set.
+func (d *Dir) makeOwn(name string) (sub *Dir, made bool, err error) {
+	if err := CheckName(name); err != nil {
+		return nil, false, fmt.Errorf("make directory: %w", err)
+	}
+	// Private until its mode is set: nobody opens it in between.
+	err = d.Use(func(fd int) error { return unix.Mkdirat(fd, name, 0o700) })
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, false, fmt.Errorf("make directory %s: %w", d.Join(name), err)
+	}
+	made = err == nil
+	if sub, err = d.OpenSub(name); err != nil {
+		return nil, false, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(sub.Fd(), &st); err != nil {
+		sub.Close()
+		return nil, false, fmt.Errorf("make directory %s: %w", sub.path, err)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		sub.Close()
+		return nil, false, fmt.Errorf("make directory %s: it exists and belongs to uid %d, not to the agent; remove it", sub.path, st.Uid)
+	}
+	return sub, made, nil
 }

@@ -30,6 +30,15 @@
 //   - A directory Make or MakeSub makes is private (0700) until it gets
 //     its mode with fchmod on its own descriptor, whatever the umask; an
 //     existing subdirectory MakeSub is given must belong to the caller.
+//   - MakeUnit makes a directory with its files (FIFOs, empty regular
+//     files) in one call, private until each has its mode (set on its own
+//     descriptor) and the directory last; Unit.Remove and RemoveUnit
+//     remove such a directory's files, each only while it is of its kind,
+//     and then the directory, in one call; anything else there stays. A
+//     unit's Dir holds no descriptor: each operation opens it through the
+//     Dir it was made in, as an entry there (no link followed), and acts
+//     only while it is the directory made (ErrMoved otherwise), so an
+//     idle unit costs nothing but its name.
 //   - EachName lists a directory a batch at a time, through a new
 //     descriptor of it, never holding all its entries in memory.
 //   - Watch (an fsnotify watcher of the caller's), Notify and NotifyEntry

@@ -23,13 +23,22 @@ func (d *Dir) Openat(name string, flag int, mode uint32) (int, error) {
 	if err := CheckName(name); err != nil {
 		return -1, err
 	}
-	flag |= unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd := -1
+	err := d.Use(func(dirfd int) (err error) {
+		fd, err = openat(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		return err
+	})
+	return fd, err
+}
+
+// openat is Openat on the directory dirfd.
+func openat(dirfd int, name string, flag int, mode uint32) (int, error) {
 	if !noOpenat2.Load() {
 		how := unix.OpenHow{Flags: uint64(flag), Mode: uint64(mode),
 			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH}
-		fd, err := unix.Openat2(d.Fd(), name, &how)
+		fd, err := unix.Openat2(dirfd, name, &how)
 		for err == unix.EINTR {
-			fd, err = unix.Openat2(d.Fd(), name, &how)
+			fd, err = unix.Openat2(dirfd, name, &how)
 		}
 		switch err {
 		case unix.ENOSYS:
@@ -40,7 +49,7 @@ func (d *Dir) Openat(name string, flag int, mode uint32) (int, error) {
 		}
 	}
 	for {
-		fd, err := unix.Openat(d.Fd(), name, flag, mode)
+		fd, err := unix.Openat(dirfd, name, flag, mode)
 		if err != unix.EINTR {
 			return fd, symlinkErr(err)
 		}
@@ -61,10 +70,12 @@ func (d *Dir) Remove(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := unix.Unlinkat(d.Fd(), name, 0); err != nil {
-		return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
-	}
-	return nil
+	return d.Use(func(fd int) error {
+		if err := unix.Unlinkat(fd, name, 0); err != nil {
+			return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+		}
+		return nil
+	})
 }
 
 // RemoveDir removes the empty directory name of d (unlinkat with
@@ -73,10 +84,12 @@ func (d *Dir) RemoveDir(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := unix.Unlinkat(d.Fd(), name, unix.AT_REMOVEDIR); err != nil {
-		return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
-	}
-	return nil
+	return d.Use(func(fd int) error {
+		if err := unix.Unlinkat(fd, name, unix.AT_REMOVEDIR); err != nil {
+			return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+		}
+		return nil
+	})
 }
 
 // Rename replaces the entry to of d with its entry from, atomically
@@ -88,10 +101,12 @@ func (d *Dir) Rename(from, to string) error {
 	if err := CheckName(to); err != nil {
 		return err
 	}
-	if err := unix.Renameat(d.Fd(), from, d.Fd(), to); err != nil {
-		return &os.LinkError{Op: "rename", Old: d.Join(from), New: d.Join(to), Err: err}
-	}
-	return nil
+	return d.Use(func(fd int) error {
+		if err := unix.Renameat(fd, from, fd, to); err != nil {
+			return &os.LinkError{Op: "rename", Old: d.Join(from), New: d.Join(to), Err: err}
+		}
+		return nil
+	})
 }
 
 // Create makes the regular file name of d, which must not exist yet, with

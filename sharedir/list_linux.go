@@ -17,7 +17,11 @@ const namesBatch = 256
 // a directory that others filled with entries is never held in memory at
 // once. It needs permission to list d.
 func (d *Dir) EachName(fn func(name string)) error {
-	fd, err := unix.Openat(d.Fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd := -1
+	err := d.Use(func(dirfd int) (err error) {
+		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("list %s: %w", d.path, err)
 	}

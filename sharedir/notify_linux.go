@@ -18,11 +18,17 @@ import (
 // the directory that was opened, wherever it was moved since, and never
 // a path that could have been swapped for a link (IN_ONLYDIR refuses
 // anything but a directory; IN_DONT_FOLLOW cannot be used, since the
-// /proc link is itself a link). fn runs on the watch's reader: it must
+// /proc link is itself a link). A unit's Dir is watched so through the
+// descriptor opened for the call: the watch stays on the directory, which
+// inotify holds by its inode. fn runs on the watch's reader: it must
 // not block (see package watch). An event only says when to look again
 // through d.
 func (d *Dir) Notify(mask uint32, fn func(watch.Event)) (*watch.Watch, error) {
-	w, err := watch.Add("/proc/self/fd/"+strconv.Itoa(d.Fd()), mask|unix.IN_ONLYDIR, fn)
+	var w *watch.Watch
+	err := d.Use(func(fd int) (err error) {
+		w, err = watch.Add("/proc/self/fd/"+strconv.Itoa(fd), mask|unix.IN_ONLYDIR, fn)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", d.path, err)
 	}

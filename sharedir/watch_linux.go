@@ -14,6 +14,10 @@ import (
 // Events only say when to look again: what is there is looked at through
 // d, which never follows a link.
 func (d *Dir) Watch(w *fsnotify.Watcher) (string, error) {
+	if d.f == nil {
+		// The name would be that of a descriptor closed after the call.
+		return "", fmt.Errorf("watch %s: a unit's directory is watched with Notify", d.path)
+	}
 	name := "/proc/self/fd/" + strconv.Itoa(d.Fd())
 	if err := w.Add(name); err != nil {
 		return "", fmt.Errorf("watch %s: %w", d.path, err)

@@ -28,13 +28,18 @@ type Status struct {
 	In        string    `json:"in"`
 	Out       string    `json:"out"`
 	// Inputs names the input FIFOs the agent serves now, by what they
-	// are: "in" (-in) and, with -prompt, "ask". Send and ask check that
-	// the FIFO they opened to write a request into is that very FIFO, so
-	// that nobody who renamed DIR's entries (swapped DIR/in and DIR/ask)
+	// are: "in" (-in), with -prompt "ask", and in stream mode "control".
+	// Send, ask, type and signal check that the FIFO they opened to
+	// write a request into is that very FIFO, so that nobody who renamed DIR's entries (swapped DIR/in and DIR/ask)
 	// can have a request read as something else. The agent rewrites the
 	// file as soon as it serves another FIFO, and never serves a FIFO of
 	// its own user as anything but what it first served it as.
 	Inputs map[string]FIFO `json:"inputs,omitempty"`
+	// Control is the path of stream mode's control FIFO, DIR/control,
+	// which takes the control lines that act on the one child (signal,
+	// watch, eof); absent in the other modes, and while the agent serves
+	// none (without DIR).
+	Control string `json:"control,omitempty"`
 	// Containment is "cgroup" when every child runs in a cgroup of its
 	// own, "tree" when stops rely on the process tree alone.
 	Containment string `json:"containment,omitempty"`
@@ -140,6 +145,9 @@ type ChildStatus struct {
 	TTY *TTY `json:"tty,omitempty"`
 	// Turn is the conversation's state (-prompt); absent without one.
 	Turn *Turn `json:"turn,omitempty"`
+	// Watchers counts the watches that follow the child's output now
+	// (fifobridge watch); absent when none does.
+	Watchers int `json:"watchers,omitempty"`
 }
 
 // Turn is where a conversation (-prompt) stands: whether the child is

@@ -3,6 +3,7 @@
 package test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,12 +11,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/cgroup/cgrouptest"
 )
 
 // TestCgroupLeftovers: an agent that is SIGKILLed leaves its child's
 // background processes running (only the child gets the parent-death
 // signal); the next agent with the same -cgroup ends them at start and
-// logs how many, and leaves a second live agent's cgroups alone.
+// logs how many, removes the killed agent's cgroups, its anchor (the
+// empty cgroup it held locked) included, and leaves a second live agent's
+// alone: its child's cgroup, which holds no lock, and its anchor, still
+// locked.
 func TestCgroupLeftovers(t *testing.T) {
 	t.Parallel()
 	dir := testCgroup(t)
@@ -46,6 +52,13 @@ func TestCgroupLeftovers(t *testing.T) {
 	openReader(t, live.out).expectLine("ready")
 	liveChild := live.waitChild()
 	liveCgroup := cgroupOf(t, liveChild)
+	liveCgroups := agentCgroups(dir, live.pid)
+	deadCgroups := agentCgroups(dir, dead.pid)
+	for what, cgs := range map[string][]string{"killed": deadCgroups, "live": liveCgroups} {
+		if len(cgs) != 2 || !cgrouptest.IsAnchor(cgs[0]) && !cgrouptest.IsAnchor(cgs[1]) {
+			t.Fatalf("the %s agent has cgroups %v, want its anchor and its child's", what, cgs)
+		}
+	}
 
 	dead.signal(syscall.SIGKILL)
 	dead.wait(hangTimeout)
@@ -55,7 +68,7 @@ func TestCgroupLeftovers(t *testing.T) {
 			t.Fatalf("background process %d did not survive the agent's SIGKILL; the test needs it to", pid)
 		}
 	}
-	if n := len(subCgroups(dir)); n != 2 {
+	if n := len(subCgroups(dir)); n != 4 {
 		t.Fatalf("%d cgroups, want the killed agent's and the live one's: %v", n, subCgroups(dir))
 	}
 
@@ -73,6 +86,19 @@ func TestCgroupLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(liveCgroup); err != nil {
 		t.Errorf("the live agent's cgroup was removed: %v", err)
+	}
+	for _, cg := range deadCgroups {
+		if _, err := os.Stat(filepath.Join(dir, cg)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the killed agent's cgroup %s is still there (%v)", cg, err)
+		}
+	}
+	for _, cg := range liveCgroups {
+		path := filepath.Join(dir, cg)
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("the live agent's cgroup %s was removed: %v", cg, err)
+		} else if cgrouptest.IsAnchor(cg) && lockFree(path) == nil {
+			t.Errorf("the live agent's anchor %s is not locked", cg)
+		}
 	}
 	if strings.Contains(live.stderr(), "dead agent") {
 		t.Errorf("the live agent took the other live agent for dead:\n%s", live.stderr())
@@ -163,8 +189,12 @@ func TestCgroupLeftoversPidNS(t *testing.T) {
 			for _, pid := range background {
 				requireGone(t, "the dead agent's background process", pid)
 			}
+			if len(liveCgroups) != 2 {
+				t.Errorf("the live agent has cgroups %v, want its anchor and its child's", liveCgroups)
+			}
 			for _, cg := range liveCgroups {
-				if b, err := os.ReadFile(filepath.Join(dir, cg, "cgroup.procs")); err != nil || len(b) == 0 {
+				b, err := os.ReadFile(filepath.Join(dir, cg, "cgroup.procs"))
+				if err != nil || len(b) == 0 && !cgrouptest.IsAnchor(cg) {
 					t.Errorf("the live agent's cgroup %s was emptied or removed (%v)", cg, err)
 				}
 			}

@@ -5,15 +5,18 @@ package test
 import (
 	"errors"
 	"fmt"
-	"github.com/fifobridge/fifobridge/internal/testgate"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fifobridge/fifobridge/cgroup/cgrouptest"
+	"github.com/fifobridge/fifobridge/internal/testgate"
 )
 
 // Containment: cgroup v2 (see "Containment" in the contract). These tests
@@ -102,6 +105,23 @@ func subCgroups(dir string) []string {
 	return names
 }
 
+// childCgroups lists the cgroups in dir but agents' anchors (the empty
+// cgroup each agent holds locked for its life, see package cgroup): those
+// of children.
+func childCgroups(dir string) []string {
+	return slices.DeleteFunc(subCgroups(dir), cgrouptest.IsAnchor)
+}
+
+// leftCgroups lists the cgroups in dir but the anchors of live agents
+// (whose lock is held), of whatever PID namespace: what is left once
+// every agent's children are gone, and, once the agents are too, every
+// cgroup.
+func leftCgroups(dir string) []string {
+	return slices.DeleteFunc(subCgroups(dir), func(name string) bool {
+		return cgrouptest.IsAnchor(name) && lockFree(filepath.Join(dir, name)) != nil
+	})
+}
+
 // cgroupOf returns the cgroup v2 directory process pid is in.
 func cgroupOf(t *testing.T, pid int) string {
 	t.Helper()
@@ -133,11 +153,12 @@ func ownPath(t *testing.T) string {
 	return ""
 }
 
-// requireNoCgroups fails t unless dir holds no cgroup within timeout.
+// requireNoCgroups fails t unless dir holds no cgroup within timeout but
+// the anchors of live agents (see leftCgroups).
 func requireNoCgroups(t *testing.T, dir string, timeout time.Duration) {
 	t.Helper()
 	var left []string
-	if !eventually(timeout, func() bool { left = subCgroups(dir); return len(left) == 0 }) {
+	if !eventually(timeout, func() bool { left = leftCgroups(dir); return len(left) == 0 }) {
 		t.Errorf("cgroups left in %s: %v", dir, left)
 	}
 }

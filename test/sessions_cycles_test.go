@@ -46,7 +46,7 @@ func TestSessionsThousandCycles(t *testing.T) {
 			gauge := func() agentGauge {
 				st := a.waitStatus("no session open", func(status) bool { return len(a.statusSessions()) == 0 })
 				return agentGauge{fds: st.FDs, goroutines: *st.Goroutines, threads: threads(t, a.pid),
-					rss: vmRSS(t, a.pid), pts: agentTerminals(a.pid), children: len(childrenOf(a.pid)), cgroups: len(subCgroups(cg))}
+					rss: vmRSS(t, a.pid), pts: agentTerminals(a.pid), children: len(childrenOf(a.pid)), cgroups: len(leftCgroups(cg))}
 			}
 			// Warm up: the first sessions make the runtime's threads,
 			// buffers and caches that every later one reuses.

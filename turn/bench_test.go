@@ -66,3 +66,58 @@ func benchTurn(b *testing.B, out []byte, input string, tty bool) {
 		b.Fatal("no answer")
 	}
 }
+
+// BenchmarkLongLineLooked measures what the conversation asks of the
+// tracker as a line of 1 MiB with no newline comes in reads of 4,000
+// bytes: the tracker's Output and, after each, AtPrompt and Unfinished,
+// which look for the prompt at the end of the whole line so far
+// (backwards for a prompt anchored at both ends, forwards otherwise);
+// then the line ends, with a newline or with the prompt, which is then
+// matched against all of it.
+func BenchmarkLongLineLooked(b *testing.B) {
+	for _, c := range []struct{ name, prompt string }{
+		{"anchored", `^\[(?P<status>\d+)\|[^]]*\] \$ $`},
+		{"anchored-dot-star", `^.*\$ $`},
+		{"unanchored", `\$ $`},
+	} {
+		for _, end := range []string{"newline", "prompt"} {
+			b.Run(c.name+"-"+end, func(b *testing.B) {
+				last := "[0|/] $ "
+				if end == "newline" {
+					last = "\n" + last
+				}
+				benchLongLine(b, c.prompt, last)
+			})
+		}
+	}
+}
+
+func benchLongLine(b *testing.B, prompt, last string) {
+	tr, err := New(Config{Prompt: regexp.MustCompile(prompt)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Unix(0, 0)
+	tr.Output([]byte("[0|/] $ "), now)
+	now = now.Add(time.Second)
+	tr.Tick(now)
+	read := bytes.Repeat([]byte("0123456789"), 400)
+	b.SetBytes(1 << 20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tr.Begin([]byte("x\n"), 0, now)
+		for range (1 << 20) / len(read) {
+			tr.Output(read, now)
+			if tr.AtPrompt() || tr.Unfinished() && tr.ln.n == 0 {
+				b.Fatal("a prompt, or unfinished with nothing held")
+			}
+		}
+		tr.Output([]byte(last), now)
+		now = now.Add(time.Second)
+		tr.Tick(now)
+		if !tr.Ready() {
+			b.Fatal("the turn did not end")
+		}
+	}
+}

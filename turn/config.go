@@ -17,7 +17,8 @@ const SettleAtOnce time.Duration = -1
 
 // MaxHold is the longest line the tracker holds back while it cannot tell
 // whether it is the prompt. A longer line is handed on in pieces of this
-// size, and the prompt is then looked for in what follows the last piece.
+// size; the prompt is still matched against all of the line, and what
+// was handed on of it stays in the answer.
 const MaxHold = 4096
 
 // EchoMode says where the echo of a turn's input is looked for.
@@ -38,10 +39,9 @@ const (
 // Config says how to follow one child.
 type Config struct {
 	// Prompt matches the child's prompt: the text after the last newline,
-	// carriage returns and escape sequences removed, or an end of that
-	// text of at most 64 bytes (see the package doc). Its named groups
-	// are reported for the prompt that ends a turn (Groups, Status).
-	// Required.
+	// carriage returns and escape sequences removed, or the longest end of
+	// that text it matches (see the package doc). Its named groups are
+	// reported for the prompt that ends a turn (Groups, Status). Required.
 	Prompt *regexp.Regexp
 	// Continuation, if set, matches the child's continuation prompt, the
 	// one it shows when it wants more input ("... "). Such a line, after
@@ -83,6 +83,7 @@ func New(cfg Config) (*Tracker, error) {
 	}
 	t := &Tracker{m: newMatcher(cfg.Prompt, cfg.Continuation), settle: settle, terminal: cfg.Terminal, state: stBusy,
 		onReady: cfg.Ready}
+	t.ln.max = maxLine
 	switch {
 	case cfg.Echo == EchoOn || cfg.Echo == EchoAuto && cfg.Terminal:
 		t.echo = echoAlways

@@ -200,7 +200,7 @@ func TestContinuationWins(t *testing.T) {
 		t.Fatalf("incomplete %v, ended %v", tu.incomplete, tu.ended)
 	}
 	c.out("\nKeyboardInterrupt\n>>> ").settle()
-	c.tr.Typed()
+	c.take(c.tr.Typed())
 	c.out("... ").settle()
 	if c.tr.Ready() {
 		t.Fatal("ready at a continuation prompt outside a turn")

@@ -7,17 +7,26 @@
 //
 // The child is ready when the text after its last newline, with carriage
 // returns and terminal escape sequences removed, matches the prompt, or
-// else an end of it of at most 64 bytes does (output that did not end its
-// line comes before the prompt on that line, "x>>> " after
+// else an end of it does, the longest that does (output that did not end
+// its line comes before the prompt on that line, "x>>> " after
 // print("x", end=""), and is answer), and either its output has then
 // stayed quiet for the settle period (DefaultSettle), or the caller sees
-// that the child waits for input and says so (AtPrompt, then Settle). It
-// is busy from the moment it is given input (Begin, Typed) until then, and
-// a new Tracker (a new child) is busy until its first prompt. A turn's
-// answer is what the child writes after Begin until it is ready again,
-// less the echo of the input and the final prompt; in terminal mode "\r\n"
-// becomes "\n", and escape sequences and carriage returns at a line's
-// start are removed.
+// that the child waits for input and says so (AtPrompt, then Settle). The
+// whole line counts, however long, up to its last 1 MiB (maxLine), also
+// where parts of it were handed on already. It is busy from the moment it
+// is given input (Begin, Typed) until then, and a new Tracker (a new
+// child) is busy until its first prompt. A turn's answer is what the
+// child writes after Begin until it is ready again, less the echo of the
+// input and the final prompt; in terminal mode "\r\n" becomes "\n", and
+// escape sequences and carriage returns at a line's start are removed.
+//
+// Nothing of a turn waits for a newline: once the child has been quiet
+// for the settle period (or the caller sees it wait for input:
+// Unfinished, then Settle), a last line that is not the prompt is handed
+// on as answer (the question a command waits on, "Enter name: ") and the
+// turn goes on (flush.go). When the prompt then completes that line, what
+// was handed on stays in the answer, and only what was still held of the
+// prompt is Prompt.
 //
 // A child on pipes shows a prompt for each later line of a multi-line
 // input as it reads it (python3's "... ... " for a block of three lines):
@@ -41,10 +50,13 @@
 //     the child's own bytes with some removed, never a byte added or
 //     reordered. In terminal mode it holds no ESC byte and no "\r\n".
 //   - Answers stream: a line is handed back as soon as its newline arrives,
-//     but for a turn's first line on pipes that may be the echo of a child
-//     not yet known to echo, which waits for the next line (see EchoAuto);
-//     only that and the current line are held, until it is known what they
-//     are, and never more than MaxHold bytes beyond one call's input.
+//     and its unfinished end once quiet (see above), but for a turn's
+//     first line on pipes that may be the echo of a child not yet known to
+//     echo, which waits for the next line (see EchoAuto); only that and
+//     the current line are held, until it is known what they are, and
+//     never more than MaxHold bytes beyond one call's input. What the
+//     current line shows is kept besides, up to maxLine bytes, for the
+//     prompt to be matched against.
 //   - Echo is removed only where the output shows the input as echoed: a
 //     line that is not the input's line is answer. The echo of a later
 //     line may follow a prompt: one the expressions match, or a
@@ -58,8 +70,9 @@
 //   - After Abandon or Incomplete, nothing the child writes reaches an
 //     answer until it is ready again; output while it is ready, between
 //     turns, is Discarded.
-//   - AtPrompt changes nothing, and Settle takes exactly the prompt
-//     AtPrompt saw: the child is then ready, or its turn incomplete.
+//   - AtPrompt and Unfinished change nothing, and Settle takes exactly the
+//     prompt AtPrompt saw (the child is then ready, or its turn
+//     incomplete), or hands on the line Unfinished saw.
 //
 // A Tracker is not safe for concurrent use: the caller serialises calls.
 package turn

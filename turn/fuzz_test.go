@@ -46,7 +46,7 @@ var fuzzPrompts = []struct{ prompt, cont string }{
 	{`^(?P<db>sqlite|   \.\.\.)> $`, `^   \.\.\.> $`},
 	{`x`, `y`},
 	{`^(?P<a>.*)(?P<a>>) $`, `^\.\.\. $`},
-	{`^>>> $`, `^\.\.\. $`},
+	{`^\[(?P<status>\d+)\|[^]]*\] \$ $`, `^> $`}, // a shell's, with $? and a working directory of any length
 }
 
 // fuzzConfig is the configuration a program's first byte gives.
@@ -133,7 +133,7 @@ func (h *fuzzHarness) do(op byte, arg time.Duration, payload []byte, split bool)
 		h.take(h.tr.Abandon())
 		h.closeTurn()
 	case opTyped:
-		h.tr.Typed()
+		h.take(h.tr.Typed())
 	case opTick:
 		switch {
 		case arg == 0:
@@ -157,8 +157,8 @@ func (h *fuzzHarness) settle() {
 	at := h.tr.AtPrompt()
 	readies, ended := h.tr.Readies(), h.incomplete
 	h.take(h.tr.Settle(h.now))
-	if h.tr.AtPrompt() {
-		h.t.Fatal("AtPrompt after Settle")
+	if h.tr.AtPrompt() || h.tr.Unfinished() {
+		h.t.Fatal("AtPrompt or Unfinished after Settle")
 	}
 	if at && !h.tr.Ready() && h.incomplete == ended && !h.tr.Closed() {
 		h.t.Fatalf("Settle did not take the prompt AtPrompt saw (readies %d, now %d)", readies, h.tr.Readies())
@@ -203,8 +203,8 @@ func (h *fuzzHarness) output(p []byte, split bool) {
 		}
 		h.take(h.tr.Output(p[:n], h.now))
 		p = p[n:]
-		if split && h.seed%8 == 0 {
-			h.tr.AtPrompt() // changes nothing: the whole run does not ask
+		if split && h.seed%8 == 0 && h.tr.AtPrompt() && h.tr.Unfinished() { // they change nothing: the whole run does not ask
+			h.t.Fatal("both AtPrompt and Unfinished")
 		}
 	}
 	if !bytes.Equal(orig, h.run.fed[len(h.run.fed)-len(orig):]) {
@@ -225,11 +225,14 @@ func (h *fuzzHarness) advance(d time.Duration) {
 		if dl.After(h.now) {
 			h.now = dl
 		}
-		at := h.tr.AtPrompt()
+		at, armed := h.tr.AtPrompt(), h.tr.armed
 		readies, ended := h.tr.Readies(), h.incomplete
 		h.take(h.tr.Tick(h.now))
 		if at && h.tr.Readies() == readies && h.incomplete == ended {
 			h.t.Fatal("AtPrompt saw a prompt its deadline did not take")
+		}
+		if armed && !h.tr.armed && h.tr.InTurn() && h.tr.unfinished() {
+			h.t.Fatalf("the settle period passed and the turn still holds %q", h.tr.ln.vis())
 		}
 	}
 	h.now = end
@@ -292,6 +295,7 @@ func FuzzTracker(f *testing.F) {
 	}
 	f.Add([]byte{1, opOutput, 4, '>', '>', '>', ' ', opAdvance | 31<<3, opBegin, 2, 'x', '\n',
 		opOutput, 9, 'x', '\r', '\n', 0x1b, '[', '1', 'm', 'y', '\r', opOutput | 31<<3, 0})
+	f.Add(longPromptSeed())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		whole := runProgram(t, data, false)
 		split := runProgram(t, data, true)
@@ -395,4 +399,23 @@ func TestFuzzSeeds(t *testing.T) {
 	if os.Getenv("TURN_DUMP_SEEDS") != "" {
 		fmt.Println(len(seeds), "seeds")
 	}
+}
+
+// longPromptSeed is a program for the shell's prompt with $? and a long
+// working directory (fuzzPrompts[7]), on a terminal: a question handed on
+// once quiet, typed input, then "foo" without a newline, handed on, and a
+// prompt of 200 bytes after it.
+func longPromptSeed() []byte {
+	out := func(gap byte, s string) []byte { return append([]byte{opOutput | gap<<3, byte(len(s))}, s...) }
+	prog := []byte{1 | 7<<3}
+	prog = append(prog, out(0, "[0|/] $ ")...)
+	input := "read -p 'Q: '\n"
+	prog = append(prog, opAdvance|31<<3, opBegin, byte(len(input)))
+	prog = append(prog, input...)
+	prog = append(prog, out(1, "read -p 'Q: '\r\nQ: ")...)
+	prog = append(prog, opAdvance|31<<3, opTyped)
+	prog = append(prog, out(1, "bob\r\nfoo")...)
+	prog = append(prog, opAdvance|31<<3)
+	prog = append(prog, out(1, "[0|/a/long/working/dir/"+strings.Repeat("x", 170)+"] $ ")...)
+	return append(prog, opAdvance|31<<3)
 }

@@ -33,8 +33,7 @@ const (
 // turn's first input line, with the next: its fate waits on that line.
 func (t *Tracker) holdLine() {
 	t.ln.pend = len(t.ln.runs)
-	t.ln.keep()
-	t.ln.vis = t.ln.vis[:0]
+	t.ln.newLine()
 }
 
 // resolve hands on the held line, if there is one, as echo or answer, from

@@ -9,7 +9,9 @@ import (
 // says it (carriage returns and escape sequences removed, at most
 // MaxLastLine bytes), for a caller with no prompt to look for: one that
 // quotes the last words of a child that could not start its program. It
-// holds at most MaxHold bytes of a line and linesPiece more.
+// holds at most MaxHold bytes of a line and linesPiece more, and keeps
+// what a line shows up to MaxHold bytes (not the tracker's maxLine: no
+// prompt is matched against it).
 type Lines struct{ t *Tracker }
 
 // linesPiece is the most of a Write the tracker takes at once, so that
@@ -23,6 +25,7 @@ var noPrompt = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 // NewLines returns a Lines that has seen nothing.
 func NewLines() *Lines {
 	t, _ := New(Config{Prompt: noPrompt}) // New fails only without a prompt
+	t.ln.max = MaxHold
 	return &Lines{t: t}
 }
 

@@ -21,6 +21,7 @@ func TestLines(t *testing.T) {
 		{"a title, then text", "\x1b]0;title\x07ok\r\n", "ok"},
 		{"long", long, strings.Repeat("x", MaxLastLine)},
 		{"long, then a short one", long + "done\n", "done"},
+		{"long without its newline", long[:len(long)-1] + strings.Repeat("y", 3*MaxHold), strings.Repeat("y", MaxLastLine)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, size := range []int{1, 3, len(tc.out) + 1} {
@@ -35,6 +36,9 @@ func TestLines(t *testing.T) {
 				}
 				if held, most := cap(l.t.buf), 2*(MaxHold+linesPiece); held > most { // append may double
 					t.Errorf("in writes of %d: it holds %d bytes, want at most %d", size, held, most)
+				}
+				if kept, most := cap(l.t.ln.text), 2*(MaxHold+MaxHold/4); kept > most {
+					t.Errorf("in writes of %d: it keeps %d bytes of a line, want at most %d", size, kept, most)
 				}
 			}
 		})

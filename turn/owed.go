@@ -18,19 +18,17 @@ const maxOwedLines = 256
 // the last one found.
 func (t *Tracker) answer(k int) {
 	if t.owed > 0 && t.owedLook > 0 && t.ln.start && !t.exp.pending() {
-		m, shown := t.owedPrompts(t.ln.vis, maxOwedScan)
+		m, shown := t.owedPrompts(t.ln.vis(), maxOwedScan)
 		t.owedLook--
 		if shown > 0 {
 			t.owedLook = maxOwedLines
-			n := t.ln.shown(m)
+			n := t.ln.upTo(m)
 			before := len(t.ln.runs)
 			j := t.ln.split(n)
 			k += len(t.ln.runs) - before
 			t.release(j, Prompt)
 			k -= j
-			if k > 0 { // else release emptied vis
-				t.ln.vis = t.ln.vis[:copy(t.ln.vis, t.ln.vis[m:])]
-			}
+			t.ln.skip(m) // the line begins after them
 			t.owed -= shown
 		}
 	}

@@ -2,9 +2,9 @@ package turn
 
 // lineEnd hands on the current line, which has just ended with "\n".
 func (t *Tracker) lineEnd() {
-	t.resolve(t.ln.vis, true)
+	t.resolve(t.ln.vis(), true)
 	t.place(len(t.ln.runs), true)
-	t.ln.start = true
+	t.ln.newLine()
 }
 
 // cut hands on most of the current line, which has grown to MaxHold
@@ -14,7 +14,7 @@ func (t *Tracker) lineEnd() {
 // hand on.
 func (t *Tracker) cut() {
 	if t.ln.pend > 0 {
-		t.resolve(t.ln.vis, false)
+		t.resolve(t.ln.vis(), false)
 		if t.ln.n < MaxHold {
 			return
 		}
@@ -28,7 +28,7 @@ func (t *Tracker) cut() {
 	}
 	t.place(k, false)
 	t.ln.keep()
-	t.ln.vis = t.ln.vis[:0] // what is left of the line shows nothing
+	t.ln.sent() // what is left held shows nothing
 	t.ln.start = false
 }
 
@@ -43,13 +43,13 @@ func (t *Tracker) place(k int, whole bool) {
 		return
 	}
 	if t.echo == echoLearn && t.exp.state == echoFirst {
-		if whole && t.ln.start && t.exp.bare(t.ln.vis) {
+		if whole && t.ln.start && t.exp.bare(t.ln.vis()) {
 			t.holdLine()
 			return
 		}
 		t.exp.miss()
 	}
-	if ok, prompted := t.exp.match(t.ln.vis, whole, t.ln.start, &t.m, t.terminal); ok {
+	if ok, prompted := t.exp.match(t.ln.vis(), whole, t.ln.start, &t.m, t.terminal); ok {
 		if prompted && t.owed > 0 {
 			t.owed--
 		}

@@ -10,10 +10,12 @@ import (
 type matcher struct {
 	prompt, cont *regexp.Regexp
 	named        bool // prompt has named groups
+	// How to find the longest end of a line each matches (suffix.go).
+	promptEnds, contEnds ends
 }
 
 func newMatcher(prompt, cont *regexp.Regexp) matcher {
-	m := matcher{prompt: prompt, cont: cont}
+	m := matcher{prompt: prompt, cont: cont, promptEnds: endsOf(prompt), contEnds: endsOf(cont)}
 	for _, name := range prompt.SubexpNames() {
 		m.named = m.named || name != ""
 	}

@@ -11,22 +11,46 @@ import "time"
 // reading it) calls Settle. AtPrompt changes nothing; its answer is kept
 // until the next call of another method.
 func (t *Tracker) AtPrompt() bool {
-	if !t.atKnown {
-		t.atOK = t.armed && t.atPrompt().end != endNone
-		t.atKnown = true
-	}
+	t.know()
 	return t.atOK
 }
 
-// Settle does what Tick(now) would and then takes the prompt at once, as
-// if the settle period had passed: when AtPrompt holds, the child becomes
-// ready (a turn in progress ends with End) or the turn ends as Incomplete.
-// Otherwise it is Tick(now).
+// Unfinished reports whether the turn in progress has an unfinished last
+// line that is not the prompt, which the tracker hands on to the answer
+// once the settle period passed with no more output: the question of a
+// command that waits for input ("Enter name: "), or output that pauses
+// before its newline. A caller that sees sooner that the child waits for
+// input calls Settle. Unfinished changes nothing; its answer is kept
+// until the next call of another method. It is false while AtPrompt is
+// true.
+func (t *Tracker) Unfinished() bool {
+	t.know()
+	return t.unOK
+}
+
+// know works out AtPrompt's and Unfinished's answers, unless known.
+func (t *Tracker) know() {
+	if t.atKnown {
+		return
+	}
+	t.atOK, t.unOK = false, false
+	if t.armed {
+		t.atOK = t.atPrompt().end != endNone
+		t.unOK = !t.atOK && t.unfinished()
+	}
+	t.atKnown = true
+}
+
+// Settle does what Tick(now) would and then takes the current line at
+// once, as if the settle period had passed: when AtPrompt holds, the
+// child becomes ready (a turn in progress ends with End) or the turn ends
+// as Incomplete; when Unfinished holds, the line is handed on, and the
+// turn goes on. Otherwise it is Tick(now).
 func (t *Tracker) Settle(now time.Time) []Segment {
 	t.begin()
 	t.due(now, false)
 	if t.armed {
-		t.look()
+		t.settled()
 	}
 	return t.result()
 }
@@ -60,8 +84,8 @@ const MaxLastLine = 80
 // cut. It is for naming a child that does not become ready. The slice is
 // the Tracker's: read it before the next call.
 func (t *Tracker) LastLine() []byte {
-	if len(t.ln.vis) > 0 {
-		return lastOf(t.ln.vis)
+	if len(t.ln.text) > 0 {
+		return lastOf(t.ln.text)
 	}
 	return t.ln.last
 }

@@ -4,21 +4,34 @@ import "time"
 
 // due does what has come by now: a child quiet at its prompt is ready (or,
 // at its continuation prompt after the whole input, ends the turn as
-// incomplete); a turn quiet for its own quiet time ends. Before output
-// (more), the settle period must have passed, not just come: output at
-// the instant it ends was not quiet for it, which matters when it is 0.
+// incomplete), a turn's unfinished last line that is not the prompt is
+// handed on (flush); a turn quiet for its own quiet time ends. Before
+// output (more), the settle period must have passed, not just come:
+// output at the instant it ends was not quiet for it, which matters when
+// it is 0.
 func (t *Tracker) due(now time.Time, more bool) {
 	settled := t.last.Add(t.settle)
-	if t.armed && (now.After(settled) || !more && now.Equal(settled)) && t.look() {
+	if t.armed && (now.After(settled) || !more && now.Equal(settled)) && t.settled() {
 		return
 	}
 	if t.state == stTurn && t.turnQuiet > 0 && !now.Before(t.turnDeadline()) {
 		t.ln.decide(clCRText)
-		t.resolve(t.ln.vis, false)
+		t.resolve(t.ln.vis(), false)
 		t.answer(len(t.ln.runs))
 		t.groups = nil
 		t.ready() // nothing is left to be the prompt
 	}
+}
+
+// settled takes the current line for what it is, the settle period over
+// (look), and hands it on when it is neither prompt (flush). It reports
+// whether the child became ready or its turn incomplete.
+func (t *Tracker) settled() bool {
+	if t.look() {
+		return true
+	}
+	t.flush()
+	return false
 }
 
 // look takes the current line for what it is, the settle period over: the
@@ -29,7 +42,7 @@ func (t *Tracker) look() bool {
 	at := t.atPrompt()
 	switch at.end {
 	case endReady:
-		t.groups = t.m.groups(t.ln.vis[at.from:])
+		t.groups = t.m.groups(t.ln.shows()[at.from:])
 		t.promptAfter(at.head)
 		t.ready()
 	case endIncomplete:
@@ -61,8 +74,8 @@ const (
 )
 
 // promptAt is where the current line shows a prompt: the prompt is
-// ln.vis[from:], and the first head bytes of vis come before it on the
-// line (output that did not end its line).
+// ln.shows()[from:], and its first head bytes come before it on the line
+// (output that did not end its line).
 type promptAt struct {
 	end        lineEnd
 	head, from int
@@ -70,10 +83,12 @@ type promptAt struct {
 
 // atPrompt reports whether the child, quiet, shows its prompt: something
 // other than echo came since its input, the echo is complete if it began,
-// and the current line is the prompt, after as many prompts as the child
-// may have shown for later lines of the input (">>> >>> " for "a=1\nb=2\n"
-// on pipes), or else ends with it ("x" of "x>>> " after
-// print("x", end="") comes before it).
+// and the current line, all of it (what shows of it, pieces handed on
+// included, up to its last maxLine bytes), is the prompt, after as many
+// prompts as the child may have shown for later lines of the input
+// (">>> >>> " for "a=1\nb=2\n" on pipes), or else ends with it ("x" of
+// "x>>> " after print("x", end="") comes before it): the longest end of
+// the line that is a prompt of either kind (suffix.go).
 func (t *Tracker) atPrompt() promptAt {
 	if t.state != stBusy && t.state != stTurn {
 		return promptAt{}
@@ -81,41 +96,36 @@ func (t *Tracker) atPrompt() promptAt {
 	if !t.fresh && t.ln.n == 0 || t.state == stTurn && t.exp.pending() {
 		return promptAt{}
 	}
-	if at, ok := t.promptLine(); ok {
-		return at
-	}
-	v := t.ln.vis
-	for n := min(len(v)-1, maxSuffix); n > 0; n-- {
-		if end, ok := t.which(v[len(v)-n:], t.owed == 0); ok {
-			return promptAt{end: end, head: len(v) - n, from: len(v) - n}
+	v := t.ln.shows()
+	i := t.m.suffix(v, 0)
+	if i != 0 && t.owed > 0 && !t.ln.cutShort() {
+		if at, ok := t.owedLine(v); ok {
+			return at
 		}
 	}
-	return promptAt{}
+	if i < 0 {
+		return promptAt{}
+	}
+	end, _ := t.which(v[i:], t.owed == 0)
+	return promptAt{end: end, head: i, from: i}
 }
 
-// maxSuffix is the longest end of a line that is looked at for the prompt
-// when the whole line is not it: prompts are short, and a long line must
-// not cost a regular expression match per byte.
-const maxSuffix = 64
-
-// promptLine reports whether the current line is the prompt, after as many
-// prompts as the child may have shown for later lines of the input, or the
+// owedLine reports whether v, the current line, is prompts the child
+// showed for later lines of the input and then the prompt, or the
 // continuation prompt after all of them.
-func (t *Tracker) promptLine() (promptAt, bool) {
-	v, from := t.ln.vis, 0
-	for shown := 0; ; shown++ {
-		if end, ok := t.which(v[from:], shown == t.owed); ok {
-			return promptAt{end: end, from: from}, true
-		}
-		if shown == t.owed || !t.ln.start {
-			return promptAt{}, false
-		}
+func (t *Tracker) owedLine(v []byte) (promptAt, bool) {
+	from := 0
+	for shown := 1; shown <= t.owed; shown++ {
 		m := t.m.prefix(v[from:], maxOwedScan)
 		if m == 0 {
 			return promptAt{}, false
 		}
 		from += m
+		if end, ok := t.which(v[from:], shown == t.owed); ok {
+			return promptAt{end: end, from: from}, true
+		}
 	}
+	return promptAt{}, false
 }
 
 // which says what the prompt-like text v ends, all the input's lines read
@@ -137,16 +147,19 @@ func (t *Tracker) which(v []byte, all bool) (end lineEnd, ok bool) {
 }
 
 // promptAfter hands on what comes before the prompt on the current line,
-// the first head bytes of what shows, as the turn's answer (or as output of
-// no turn).
+// the first head bytes of what shows (ln.shows), as the turn's answer (or
+// as output of no turn): those of them still held. Those handed on before
+// (flush, cut) stay handed on, and when the prompt began among them, what
+// is held of it is the prompt.
 func (t *Tracker) promptAfter(head int) {
-	if head == 0 {
+	h := t.ln.heldOf(head)
+	if h <= 0 { // handed on already, if anything (flush, cut)
 		t.resolve(nil, false)
 		return
 	}
-	t.resolve(t.ln.vis[:head], false)
+	t.resolve(t.ln.vis()[:h], false)
 	t.ln.decide(clCRText) // the line goes on: no "\n" follows them
-	k := t.ln.split(t.ln.shown(head))
+	k := t.ln.split(t.ln.upTo(h))
 	if t.state != stTurn {
 		t.release(k, Discarded)
 		return
@@ -158,7 +171,7 @@ func (t *Tracker) promptAfter(head int) {
 // in progress ends.
 func (t *Tracker) ready() {
 	t.release(len(t.ln.runs), Prompt)
-	t.ln.start = true
+	t.ln.newLine()
 	if t.state == stTurn {
 		t.emit(End, t.hold, t.hold)
 	}
@@ -175,7 +188,7 @@ func (t *Tracker) ready() {
 // stays busy (the caller interrupts it) until it shows its prompt again.
 func (t *Tracker) incomplete() {
 	t.release(len(t.ln.runs), Prompt)
-	t.ln.start = true
+	t.ln.newLine()
 	t.emit(Incomplete, t.hold, t.hold)
 	t.state, t.armed, t.fresh = stBusy, false, false
 	t.endTurn()

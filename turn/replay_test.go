@@ -177,11 +177,11 @@ func (r *replay) play(evs []event, quiet map[int]time.Duration) {
 			r.begin(string(e.data), quiet[len(r.turns)], at)
 		case "type":
 			r.until(at)
-			r.tr.Typed()
+			r.take(r.tr.Typed())
 		case "int":
 			r.abandon(at)
 			if len(e.data) > 0 {
-				r.tr.Typed() // the "\x03" written to the terminal
+				r.take(r.tr.Typed()) // the "\x03" written to the terminal
 			}
 		case "eof":
 			r.eof(at)

@@ -2,6 +2,8 @@ package turn
 
 import (
 	"time"
+
+	"github.com/fifobridge/fifobridge/internal/ttytext"
 )
 
 // state is where the child is in its turns.
@@ -24,14 +26,13 @@ type Tracker struct {
 	echo     echoMode // where the input's echo is looked for
 	onReady  func()   // Config.Ready, or nil
 
-	state  state
-	buf    []byte // the bytes of this call, the current line's at buf[hold:]
-	hold   int
-	ln     line
-	esc    escState
-	strLen int // bytes of the string sequence so far
-	spans  []span
-	segs   []Segment
+	state state
+	buf   []byte // the bytes of this call, the current line's at buf[hold:]
+	hold  int
+	ln    line
+	esc   ttytext.Escape // where the line is in an escape sequence
+	spans []span
+	segs  []Segment
 
 	last  time.Time // when output last came
 	armed bool      // output came since the prompt was last looked for
@@ -40,8 +41,9 @@ type Tracker struct {
 	// What the child showed.
 	readies int     // times it became ready
 	groups  []Group // the named groups of the prompt that last made it ready
-	atKnown bool    // atOK is AtPrompt's answer, until the next call that can change it
+	atKnown bool    // atOK and unOK are AtPrompt's and Unfinished's answers, until the next call that can change them
 	atOK    bool
+	unOK    bool
 
 	// The turn in progress.
 	exp       echoExpect
@@ -114,7 +116,7 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 		return t.result()
 	}
 	t.release(len(t.ln.runs), Discarded)
-	t.ln.start = true
+	t.ln.newLine()
 	t.state, t.begun, t.turnQuiet = stTurn, now, max(quiet, 0)
 	t.fresh, t.armed, t.groups = false, false, nil
 	t.exp.reset(input, t.echo != echoNever, t.terminal)
@@ -125,16 +127,21 @@ func (t *Tracker) Begin(input []byte, quiet time.Duration, now time.Time) []Segm
 // Typed tells the tracker that input outside any turn was written to the
 // child (bytes from the input FIFO): the child is busy until it shows its
 // prompt again. A turn in progress goes on, the typed input's echo and its
-// answer now part of it.
-func (t *Tracker) Typed() {
-	t.atKnown = false
-	if t.state == stClosed {
-		return
-	}
-	if t.state == stReady {
+// answer now part of it; its unfinished last line, which the input may
+// answer (a question the settle period had not yet handed on), is handed
+// on now, as the settle period would have.
+func (t *Tracker) Typed() []Segment {
+	t.begin()
+	switch t.state {
+	case stClosed:
+		return nil
+	case stReady:
 		t.state = stBusy
+	case stTurn:
+		t.flush()
 	}
 	t.fresh, t.armed = false, false
+	return t.result()
 }
 
 // Abandon ends the turn in progress without an End (the caller interrupts
@@ -144,7 +151,7 @@ func (t *Tracker) Abandon() []Segment {
 	t.begin()
 	if t.state == stTurn {
 		t.release(len(t.ln.runs), Discarded)
-		t.ln.start = true
+		t.ln.newLine()
 		t.state, t.fresh, t.armed = stBusy, false, false
 		t.endTurn()
 	}
@@ -162,10 +169,11 @@ func (t *Tracker) EOF() []Segment {
 	}
 	t.ln.decide(clCRText)
 	if t.state == stTurn {
-		t.resolve(t.ln.vis, false)
+		t.resolve(t.ln.vis(), false)
 		t.answer(len(t.ln.runs))
 	}
 	t.release(len(t.ln.runs), Discarded)
+	t.ln.newLine()
 	t.state, t.armed = stClosed, false
 	t.endTurn()
 	return t.result()

@@ -22,7 +22,10 @@ func (r *Run) Spec(cgroups *cgroup.Manager) child.Spec {
 		return spec // the agent's own environment
 	}
 	env := os.Environ()
-	if r.Credential != nil {
+	switch {
+	case r.OwnUser:
+		env = child.SessionEnv(env, r.Credential.Uid)
+	case r.Credential != nil:
 		env = child.UserEnv(env, r.Credential.Uid)
 	}
 	for _, kv := range r.Env {

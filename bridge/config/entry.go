@@ -50,14 +50,22 @@ func (r *Run) Entry(open *protocol.ParsedControl, at Places) (*stream.Config, er
 	if err != nil {
 		return nil, err
 	}
+	return r.EntryOf(run, open.Session, at), nil
+}
+
+// EntryOf is Entry in two steps, for a caller that needs an entry's
+// settings (its terminal, its prompt) before its places (the files it
+// makes by them): run is r.Session of the line that opens session (""
+// for stream mode's).
+func (r *Run) EntryOf(run *Run, session string, at Places) *stream.Config {
 	if at.Log == nil {
 		at.Log = r.Log
 	}
 	cfg := run.stream(at)
-	if open.Session != "" {
+	if session != "" {
 		cfg.IdleTimeout, cfg.Terminal, cfg.FirstRun = r.SessionIdle, nil, SessionFirstRun
 	}
-	return cfg, nil
+	return cfg
 }
 
 // stream is the configuration of a stream child of r at at.

@@ -22,7 +22,8 @@ var ErrNoProgram = errors.New("no PROGRAM given: put it after --, as in fifobrid
 
 // Finish checks r as the flags filled it, with Program set (refusing
 // settings that contradict each other or are out of range, each in one
-// line), and derives what depends on others: the parsed -restart, -user,
+// line; only a sessions agent with -allow-args may have no Program), and
+// derives what depends on others: the parsed -restart, -user, -allow-users,
 // -stop-signal, -tty-size, -prompt and -continuation, -stderr, -settle 0
 // as turn.SettleAtOnce, -in, -out and -status from DIR, and every path
 // absolute from wd, which becomes the children's WorkDir.
@@ -38,6 +39,9 @@ func (r *Run) Finish(wd string) error {
 		if r.Credential, err = child.ParseUser(r.Given.User); err != nil {
 			return fmt.Errorf("invalid -user: %w", err)
 		}
+	}
+	if err := r.parseAllowUsers(); err != nil {
+		return err
 	}
 	r.StderrOut = r.Given.Stderr == "out"
 	if err := r.deriveChild(); err != nil {
@@ -74,7 +78,9 @@ func (r *Run) check() error {
 		return fmt.Errorf("invalid -prompt: conversations are for stream and sessions mode, and -mode is %s", mode)
 	case r.Settle < 0:
 		return fmt.Errorf("invalid -settle %v: want 0 (at once) or more", r.Settle)
-	case r.Program == "":
+	case r.Program == "" && !(mode == "sessions" && r.AllowArgs):
+		// A sessions agent with -allow-args may leave PROGRAM to each
+		// open.
 		return ErrNoProgram
 	}
 	return nil

@@ -46,6 +46,11 @@ type Run struct {
 	Env []string
 	// Credential, if set, is the uid and gid children run as.
 	Credential *syscall.Credential
+	// OwnUser says Credential is an open line's -user, chosen for one
+	// session: HOME, USER and LOGNAME are its own (child.SessionEnv).
+	OwnUser bool
+	// AllowUsers are the users an open line may choose (-allow-users).
+	AllowUsers []AllowedUser
 
 	Restart       child.Policy
 	MaxRestarts   int
@@ -132,6 +137,7 @@ type Run struct {
 // default (HUP with a terminal or a prompt, TERM otherwise).
 type Given struct {
 	Restart, StopSignal, User, TtySize string
+	AllowUsers                         string
 	Prompt, Continuation, Stderr       string
 }
 

@@ -44,7 +44,7 @@ var Settings = []Setting{
 	{"timeout", "0s", "exec mode: default per-request limit (0: none)", func(r *Run) any { return &r.Timeout }},
 	{"max-concurrent", "4", "exec mode: children running at once", func(r *Run) any { return &r.MaxConcurrent }},
 	{"max-request", "1048576", "largest request line accepted", func(r *Run) any { return (*sizeValue)(&r.MaxRequest) }},
-	{"allow-args", "false", "exec mode: let requests append args to PROGRAM's argv; sessions mode: let open give args, env and cwd", func(r *Run) any { return &r.AllowArgs }},
+	{"allow-args", "false", "exec mode: let requests append args to PROGRAM's argv; sessions mode: let open give its own PROGRAM, args, env and cwd (PROGRAM may then be left out)", func(r *Run) any { return &r.AllowArgs }},
 	{"status", "", "status file (default DIR/status.json)", func(r *Run) any { return &r.StatusPath }},
 	{"log-format", "text", "text or json", func(r *Run) any { return &r.LogFormat }},
 	{"log-level", "info", "debug, info, warn or error", func(r *Run) any { return &r.LogLevel }},
@@ -63,6 +63,7 @@ var Settings = []Setting{
 	// Sessions mode.
 	{"max-sessions", "16", "sessions mode: sessions open at once", func(r *Run) any { return &r.MaxSessions }},
 	{"session-idle", "0s", "sessions mode: close a session after this long with no input byte and no ask (0: never)", func(r *Run) any { return &r.SessionIdle }},
+	{"allow-users", "", "sessions mode: the users (names or UIDs, comma-separated) that open -user may choose", func(r *Run) any { return &r.Given.AllowUsers }},
 }
 
 // Define defines every setting's flag on fs, each parsing into r and each

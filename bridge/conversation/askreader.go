@@ -4,7 +4,6 @@ package conversation
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -68,40 +67,18 @@ func (r *askReader) stop() {
 // open opens DIR/ask as the agent's Source and claims it; where that
 // fails (DIR/ask is missing, not a FIFO, or one another end serves), it
 // returns a pending Source, which serves the first FIFO its follower
-// accepts there: asks are served once DIR/ask names one again.
+// accepts there: asks are served once DIR/ask names one again
+// (follow.OpenSource). The status file is told of what it serves.
 func (r *askReader) open() *fifo.Source {
 	cfg := r.cfg
-	src, err := fifo.OpenSourceAt(cfg.Dir, AskName)
-	if err == nil {
-		err = r.claim(src)
-	}
-	if err == nil {
-		return src
-	}
-	cfg.Log.Warn("cannot serve the ask fifo yet; it is followed, and asks are served once it names a fifo again "+
-		"(one missing for a second is made again, with -create)", "path", cfg.Dir.Join(AskName), "err", err)
-	src = fifo.PendingSourceAt(cfg.Dir, AskName)
-	if err := r.claim(src); err != nil { // a pending Source claims nothing: cannot fail
-		cfg.Log.Warn("cannot record the ask fifo's role", "err", err)
+	src, err := follow.OpenSource(cfg.Dir, AskName, follow.RoleAsk, cfg.Roles)
+	if err != nil {
+		cfg.Log.Warn("cannot serve the ask fifo yet; it is followed, and asks are served once it names a fifo again "+
+			"(one missing for a second is made again, with -create)", "path", cfg.Dir.Join(AskName), "err", err)
+	} else if cfg.Roles != nil && cfg.Poke != nil {
+		cfg.Poke()
 	}
 	return src
-}
-
-// claim records src as DIR/ask in cfg.Roles, when set, and has the status
-// file say so; src is closed when another of the agent's ends serves, or
-// served, its FIFO.
-func (r *askReader) claim(src *fifo.Source) error {
-	if r.cfg.Roles == nil {
-		return nil
-	}
-	if err := r.cfg.Roles.Serve(follow.RoleAsk, src); err != nil {
-		src.Close()
-		return fmt.Errorf("serve fifo %s: %w", r.cfg.Dir.Join(AskName), err)
-	}
-	if r.cfg.Poke != nil {
-		r.cfg.Poke()
-	}
-	return nil
 }
 
 // read reads ask lines from src until it is closed, and queues each

@@ -23,6 +23,13 @@
 //     asker. Where a Reader cannot tell (an error
 //     wrapping readwait.ErrCannotSee, logged once per child), or the child
 //     has none, -settle decides.
+//   - Nothing of a turn waits for a newline: its last line, when it is not
+//     the prompt (the question of a command that waits), reaches the
+//     asker after -settle of quiet, or once a Reader sees the reader of
+//     the child's input blocked (asked from readwait.FirstWait after the
+//     line came), or when input is typed (Typed); the turn goes on, and
+//     the prompt that later ends the line is matched against all of it
+//     (package turn).
 //   - DIR/ask is followed from Start (package follow), also when it
 //     cannot be opened then (removed since the agent made it): its
 //     reader waits for the FIFO the follower serves there, made again

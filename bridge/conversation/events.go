@@ -45,7 +45,7 @@ func (c *Conversation) Reading(r Reader) {
 func (c *Conversation) Typed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.child.typed()
+	c.turn.handle(c.child.typed())
 }
 
 // OutputEnded says the child's output ended: the turn in progress gets

@@ -21,14 +21,23 @@ import (
 // counts only if nothing reached the tracker meanwhile. Where it cannot
 // tell, and once -settle has passed, the tracker's own deadline decides,
 // as it does for a child without a Reader.
+//
+// The same hands on at once the question a running command waits on, a
+// turn's unfinished last line that is not the prompt (the tracker's
+// Unfinished): Settle hands it on and the turn goes on. Such a line is
+// first probed readwait.FirstWait after it came, not at once: a child
+// that streams output ends most reads in mid-line, and a probe of each
+// (with its spin) would cost more than the child's output; a person does
+// not tell a millisecond.
 
-// promptLook is a prompt the loop may probe for: the child's Reader,
-// and what the tracker had seen when it showed the prompt.
+// promptLook is a prompt the loop may probe for, or an unfinished line:
+// the child's Reader, and what the tracker had seen when it showed it.
 type promptLook struct {
-	r       Reader
-	tr      *turn.Tracker
-	outputs uint64 // running.outputs then
-	child   uint64 // running.children then
+	r          Reader
+	tr         *turn.Tracker
+	outputs    uint64 // running.outputs then
+	child      uint64 // running.children then
+	unfinished bool   // a turn's unfinished line, not the prompt
 }
 
 // same says whether l and m are the same prompt of the same child.
@@ -52,13 +61,18 @@ type prober struct {
 }
 
 // look returns the prompt to probe for, if the child shows one that is
-// not yet taken, has a Reader, and its output is not held up for an
-// asker (then the child may have more to write than the agent read).
+// not yet taken (or a turn's unfinished line not yet handed on), has a
+// Reader, and its output is not held up for an asker (then the child may
+// have more to write than the agent read).
 func (r *running) look() (promptLook, bool) {
-	if r.reader == nil || r.tracker == nil || r.clock.held() || !r.tracker.AtPrompt() {
+	if r.reader == nil || r.tracker == nil || r.clock.held() {
 		return promptLook{}, false
 	}
-	return promptLook{r: r.reader, tr: r.tracker, outputs: r.outputs, child: r.children}, true
+	at := r.tracker.AtPrompt()
+	if !at && !r.tracker.Unfinished() {
+		return promptLook{}, false
+	}
+	return promptLook{r: r.reader, tr: r.tracker, outputs: r.outputs, child: r.children, unfinished: !at}, true
 }
 
 // probe probes the prompt look shows: at once when it is new, then
@@ -68,6 +82,9 @@ func (r *running) look() (promptLook, bool) {
 func (s *prober) probe(look promptLook, now time.Time) (again time.Time, atOnce bool) {
 	if !s.look.same(look) {
 		s.look, s.first, s.next = look, now, now
+		if look.unfinished {
+			s.next = now.Add(readwait.FirstWait)
+		}
 	}
 	if s.next.IsZero() || now.Before(s.next) {
 		return s.next, false
@@ -92,12 +109,14 @@ func (s *prober) probe(look promptLook, now time.Time) (again time.Time, atOnce 
 	return s.next, false
 }
 
-// settle takes the prompt look showed at now, its child seen waiting for
-// input, and returns what the tracker settled; nothing when the child
-// wrote since (more output, or a new child), its output is held up, or
-// the tracker moved on (a turn began, input was typed).
+// settle takes the prompt look showed (or hands its unfinished line on)
+// at now, its child seen waiting for input, and returns what the tracker
+// settled; nothing when the child wrote since (more output, or a new
+// child), its output is held up, or the tracker moved on (a turn began,
+// input was typed).
 func (r *running) settle(look promptLook, now time.Time) []turn.Segment {
-	if r.tracker != look.tr || r.outputs != look.outputs || r.children != look.child || r.clock.held() || !look.tr.AtPrompt() {
+	if r.tracker != look.tr || r.outputs != look.outputs || r.children != look.child || r.clock.held() ||
+		!look.tr.AtPrompt() && !look.tr.Unfinished() {
 		return nil
 	}
 	return look.tr.Settle(r.clock.at(now))

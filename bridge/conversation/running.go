@@ -54,11 +54,13 @@ func (r *running) ready() bool { return r.tracker != nil && r.tracker.Ready() }
 // readied says whether the running child has been ready since it started.
 func (r *running) readied() bool { return r.tracker != nil && r.tracker.Readies() > 0 }
 
-// typed says bytes of the input FIFO went to the child.
-func (r *running) typed() {
-	if r.tracker != nil {
-		r.tracker.Typed()
+// typed says bytes of the input FIFO went to the child, and returns what
+// the tracker handed on of the turn's unfinished line.
+func (r *running) typed() []turn.Segment {
+	if r.tracker == nil {
+		return nil
 	}
+	return r.tracker.Typed()
 }
 
 // output gives the tracker p, the child's output read at now, and

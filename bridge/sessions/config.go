@@ -6,6 +6,7 @@ import (
 	"github.com/fifobridge/fifobridge/bridge/config"
 	"github.com/fifobridge/fifobridge/bridge/internal/follow"
 	"github.com/fifobridge/fifobridge/cgroup"
+	"github.com/fifobridge/fifobridge/fifo"
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
@@ -32,6 +33,11 @@ type Config struct {
 	Dir     *sharedir.Dir
 	Roles   *follow.Roles
 	Created func(d *sharedir.Dir, name string)
+	// Control is stream mode's control FIFO, DIR/control
+	// (protocol.StreamControl), which the agent follows; nil without
+	// one. The table serves its lines, with the same control-line code
+	// as sessions mode's DIR/in, and Run closes it.
+	Control *fifo.Source
 
 	// Flush, if set, rewrites the status file now, and returns once it
 	// is written: an open is answered once the file lists its session, a

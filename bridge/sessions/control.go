@@ -13,10 +13,11 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// serve reads control lines and acts on each until the Source is closed;
-// then the lines it had read are refused: the agent is stopping.
-func (t *Table) serve(ctx context.Context) {
-	lines := protocol.NewLineReader(t.src, t.cfg.MaxRequest)
+// serve reads control lines from src (sessions mode's DIR/in, stream
+// mode's DIR/control) and acts on each until src is closed; then the
+// lines it had read are answered: refused when the agent is stopping.
+func (t *Table) serve(ctx context.Context, src *fifo.Source) {
+	lines := protocol.NewLineReader(src, t.cfg.MaxRequest)
 	lines.Each(func(line []byte, err error) { t.accept(ctx, line, err) }) // until the Source is closed: stopping
 	for _, line := range protocol.SplitLines(lines.Rest()) {
 		t.accept(ctx, line, nil)
@@ -63,6 +64,9 @@ func (t *Table) accept(ctx context.Context, line []byte, err error) {
 	if err == nil && ctx.Err() != nil {
 		err = errStopping
 	}
+	if err == nil {
+		err = t.scope(ctl)
+	}
 	if err != nil {
 		t.refuse(ctl, reply, err)
 		return
@@ -79,9 +83,33 @@ func (t *Table) do(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		t.closeOp(ctl, reply)
 	case protocol.OpSignal:
 		t.signalOp(ctl, reply)
+	case protocol.OpEOF:
+		t.eofOp(ctl, reply)
 	case protocol.OpList:
 		t.listOp(ctl, reply)
+	case protocol.OpWatch:
+		t.watchOp(ctl, reply)
+	default:
+		t.refuse(ctl, reply, fmt.Errorf("op %q is not served by this agent", ctl.Op))
 	}
+}
+
+// scope refuses a line that the FIFO it came on does not take: stream
+// mode's control FIFO takes the ops that act on its one child (signal,
+// watch, eof), naming no session; sessions mode's DIR/in takes open,
+// close and list, and those ops of a session it names.
+func (t *Table) scope(ctl protocol.ParsedControl) error {
+	acts := ctl.Op == protocol.OpSignal || ctl.Op == protocol.OpWatch || ctl.Op == protocol.OpEOF
+	switch {
+	case t.single() && !acts:
+		return fmt.Errorf(`invalid op %q on stream mode's control fifo: it takes "signal", "watch" and "eof"`, ctl.Op)
+	case t.single() && ctl.Session != "":
+		return fmt.Errorf(`invalid %s line: stream mode has no sessions, and a line on its control fifo names none (it names %q)`,
+			ctl.Op, ctl.Session)
+	case !t.single() && acts && ctl.Session == "":
+		return fmt.Errorf(`invalid %s line: in sessions mode it names a "session"`, ctl.Op)
+	}
+	return nil
 }
 
 // newID names a line that came without an id; only the loop calls it.

@@ -7,11 +7,21 @@
 // its name. Stream mode is the table with one entry, the empty name,
 // opened at start from the empty open line on DIR's own FIFOs (DIR/in,
 // DIR/out, DIR/ask with a prompt, DIR/winsize with a terminal), which are
-// the agent's: it made them, follows them and removes them. Sessions mode
-// starts with none: named sessions are opened, signaled, listed and
-// closed by control lines on DIR/in, answered on each line's own reply
-// FIFO as exec mode answers requests, each on its own FIFOs in
-// DIR/sessions/NAME/, made and removed here through descriptors.
+// the agent's: it made them, follows them and removes them. Its control
+// FIFO, DIR/control (Config.Control, also the agent's), takes the control
+// lines that act on that one child (signal, watch, eof), naming no
+// session, served by the same control-line code as sessions mode's
+// DIR/in. Sessions mode starts with none: named sessions are opened,
+// signaled, watched, listed and closed by control lines on DIR/in,
+// answered on each line's own reply FIFO as exec mode answers requests
+// (a watch's reply FIFO is handed to the entry's engine, which writes
+// its frames until the watch ends: see stream.Engine.Watch), each on its
+// own FIFOs in DIR/sessions/NAME/, a directory made with its files in
+// one call and removed in one call (a sharedir.Unit, which holds no
+// descriptor while idle), and followed as DIR's own FIFOs are. A line
+// that its FIFO does not take (another op on DIR/control, or one that
+// names a session there; one that names none on DIR/in for an op on a
+// session) gets one error frame.
 //
 // Ownership:
 //
@@ -67,13 +77,18 @@
 //     and left alone. A directory of the agent's own user there with no
 //     session open is a leftover of an earlier agent: it is emptied of the
 //     files a session has and removed (at start), or reused (at an open).
+//     A session's directory is reached only while it is the one its open
+//     made (sharedir.ErrMoved otherwise).
+//   - A session's in and out are followed, as its ask is (package
+//     follow): a FIFO put in place of one is served, the output waiting
+//     in an old out carried over, and with -create a missing one is made
+//     again; the follower is stopped before the session's files go.
 //   - At the agent's stop every entry is closed, in parallel; Run returns
 //     once all are gone.
 //
 // What it does not do: in sessions mode it writes nothing to DIR/out (a
 // line that names no usable reply FIFO is answered in the log alone),
-// and it does not follow a session's FIFOs when they are replaced: only
-// the agent's user may change a session's directory (stream mode's FIFOs
-// are followed by the agent). Exec mode is not a table of stream
-// children: it is its own engine (package execmode).
+// and it follows a session's in and out (files.go) but not stream mode's,
+// which the agent follows. Exec mode is not a table of stream children:
+// it is its own engine (package execmode).
 package sessions

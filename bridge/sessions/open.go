@@ -69,29 +69,30 @@ func (t *Table) reuse(s *session, ctl protocol.ParsedControl, reply *fifo.Reply)
 }
 
 // start opens the entry ctl names and runs it: a session, whose files it
-// makes in DIR/sessions/NAME, or stream mode's, the empty name, on DIR's
+// makes in DIR/sessions/NAME (one sharedir.Unit), or stream mode's, the empty name, on DIR's
 // own FIFOs (the agent's: src and sink). Its settings come from its open
 // line (config.Run.Entry): this is the one path from an open line to a
 // running child.
 func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 	s := t.newSession(ctl.Session)
-	if !s.streamMode() {
-		var err error
-		if s.files, err = t.makeDir(ctl.Session); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := t.cfg.Entry(&ctl, t.places(s))
+	run, err := t.cfg.Session(&ctl)
 	if err != nil {
-		t.unwire(s)
 		return nil, err
 	}
-	s.tty, s.prompt = cfg.Tty, cfg.Conversation != nil
+	s.tty, s.prompt = run.Tty, run.Prompt != nil
+	if !s.streamMode() {
+		if s.unit, err = t.makeFiles(ctl.Session, s.tty, s.prompt); err != nil {
+			return nil, err
+		}
+		s.files = s.unit.Dir()
+	}
+	cfg := t.cfg.EntryOf(run, ctl.Session, t.places(s))
 	src, sink, err := t.wire(s)
 	if err != nil {
 		t.unwire(s)
 		return nil, err
 	}
+	t.follow(s, src, sink)
 	s.ctx, s.cancel = context.WithCancel(t.ctx)
 	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	t.mu.Lock()
@@ -179,7 +180,7 @@ func closed(ch <-chan struct{}) bool {
 func openFailed(s *session, id string) []byte {
 	var se *child.StartError
 	if errors.As(s.err, &se) {
-		return protocol.AppendOpenError(nil, id, se.Error(), se.Code(), false)
+		return protocol.AppendOpenError(nil, id, fmt.Sprintf("session %s: %v", s.name, se), se.Code(), false)
 	}
 	var fe *stream.FirstRunError
 	if errors.As(s.err, &fe) {

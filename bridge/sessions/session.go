@@ -17,14 +17,18 @@ import (
 // session is one open session: its stream engine, its files, and how it
 // ended. Its run (Table.runSession) owns everything in it.
 type session struct {
-	name    string
-	files   *sharedir.Dir // DIR/sessions/NAME; DIR for stream mode's (nil when missing)
-	eng     *stream.Engine
-	roles   *follow.Roles // what its input FIFOs serve; the status names them
-	log     *slog.Logger
-	started time.Time
-	tty     bool
-	prompt  bool
+	name  string
+	files *sharedir.Dir  // DIR/sessions/NAME (unit's Dir); DIR for stream mode's (nil when missing)
+	unit  *sharedir.Unit // a session's directory with its files; nil for stream mode's
+	eng   *stream.Engine
+	roles *follow.Roles // what its input FIFOs serve; the status names them
+	// follower keeps a session's in and out on their entries (Table.follow);
+	// nil for stream mode's.
+	follower *follow.Follower
+	log      *slog.Logger
+	started  time.Time
+	tty      bool
+	prompt   bool
 
 	ctx    context.Context
 	cancel context.CancelFunc // a close
@@ -47,6 +51,15 @@ func (s *session) close() {
 // the table. Its end is the table's, and it stays listed until then.
 func (s *session) streamMode() bool { return s.name == "" }
 
+// what names s in messages: "session NAME", or stream mode's "the
+// child".
+func (s *session) what() string {
+	if s.streamMode() {
+		return "the child"
+	}
+	return "session " + s.name
+}
+
 // runSession runs s until its engine returns (a close, its child ended
 // for good, -session-idle, the agent's stop); then a session's files are
 // removed and its name forgotten, and done is closed.
@@ -60,7 +73,8 @@ func (t *Table) runSession(s *session) {
 		close(s.done)
 		return
 	}
-	t.removeFiles(s.name, s.files)
+	s.follower.Stop() // before the files go: none is made again
+	t.removeFiles(s)
 	t.mu.Lock()
 	delete(t.sessions, s.name)
 	t.mu.Unlock()

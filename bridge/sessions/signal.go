@@ -12,7 +12,8 @@ import (
 	"github.com/fifobridge/fifobridge/protocol"
 )
 
-// signalOp sends a session's foreground the line's signal.
+// signalOp sends the line's signal to the foreground of the entry it
+// names: a session, or stream mode's one child.
 func (t *Table) signalOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 	s := t.session(ctl.Session)
 	if s == nil {
@@ -24,7 +25,7 @@ func (t *Table) signalOp(ctl protocol.ParsedControl, reply *fifo.Reply) {
 		err = s.eng.Signal(sig)
 	}
 	if err != nil {
-		t.refuse(ctl, reply, fmt.Errorf("signal session %s: %w", ctl.Session, err))
+		t.refuse(ctl, reply, fmt.Errorf("signal %s: %w", s.what(), err))
 		return
 	}
 	t.writeNow(ctl.ID, reply, protocol.AppendSignaled(nil, ctl.ID))

@@ -20,7 +20,8 @@ import (
 // mode: each entry (a session) is a stream.Engine with its files, found
 // by name. Who may block on what:
 //
-//   - The control loop (serve, sessions mode) reads lines, opens reply
+//   - The control loop (serve: sessions mode's DIR/in, stream mode's
+//     DIR/control) reads lines, opens reply
 //     FIFOs without waiting, makes a new session's files, and writes only
 //     what a pipe takes at once. It never waits for a reply reader or a
 //     session.
@@ -78,7 +79,10 @@ func (t *Table) Run(ctx context.Context) (child.ExitStatus, error) {
 	return t.runSessions(ctx)
 }
 
-// runOne is stream mode's Run.
+// runOne is stream mode's Run. Its control FIFO, when it has one, is
+// served from its entry's start to its end; then it is closed, and the
+// lines read by then are answered (as the entry's end allows) before
+// Run waits for the answers.
 func (t *Table) runOne(ctx context.Context) (child.ExitStatus, error) {
 	t.setContext(ctx)
 	loopCtx, stopLoops := context.WithCancel(ctx)
@@ -91,11 +95,27 @@ func (t *Table) runOne(ctx context.Context) (child.ExitStatus, error) {
 	if err != nil {
 		t.src.Close()
 		t.sink.Close()
+		t.closeControl()
 		return child.ExitStatus{}, err
 	}
+	var served sync.WaitGroup
+	if t.cfg.Control != nil {
+		served.Add(1)
+		go func() { defer served.Done(); t.serve(ctx, t.cfg.Control) }()
+	}
 	<-s.done
+	t.closeControl()
+	served.Wait()
 	t.wg.Wait()
 	return s.status, s.err
+}
+
+// closeControl closes stream mode's control FIFO, if any, which ends
+// its serve.
+func (t *Table) closeControl() {
+	if t.cfg.Control != nil {
+		t.cfg.Control.Close()
+	}
 }
 
 // runSessions is sessions mode's Run.
@@ -107,7 +127,7 @@ func (t *Table) runSessions(ctx context.Context) (child.ExitStatus, error) {
 
 	var loops sync.WaitGroup
 	loops.Add(3)
-	go func() { defer loops.Done(); t.serve(ctx) }()
+	go func() { defer loops.Done(); t.serve(ctx, t.src) }()
 	go func() { defer loops.Done(); t.forward(ctx) }()
 	go func() { defer loops.Done(); t.sweep(ctx) }()
 	<-ctx.Done()
@@ -132,8 +152,8 @@ func (t *Table) setContext(ctx context.Context) {
 // lines' answers and every entry's asks. An answer or an asker's turn
 // holds its reply FIFO open, and its client the read end; a waiting ask
 // holds none, but its asker the read end: the sweep takes only FIFOs
-// nobody reads. Without DIR/replies (stream mode without a prompt) there
-// is nothing to sweep.
+// nobody reads. Without DIR/replies (stream mode without DIR, or one
+// whose replies/ could not be made) there is nothing to sweep.
 func (t *Table) sweep(ctx context.Context) {
 	if t.cfg.Replies != nil {
 		answer.Sweep(ctx, t.log, t.cfg.Replies, t.cfg.ReplySweep, func(string) bool { return false })

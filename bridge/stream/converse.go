@@ -76,15 +76,16 @@ func (c conversing) WriteTurn(p []byte) error {
 func (c conversing) Interrupt() { c.s.sup.Signal(syscall.SIGINT) }
 
 // copyConverse is copyOut for -prompt: the child's stdout is read into the
-// agent, offered to the -tee copy, which never waits, and given to the
-// conversation, which waits while the asker of the turn in progress has
-// no room (the child waits then too). Until EOF, or until unwire asks it
-// to finish; then it takes what is still in the pipe.
+// agent, offered to the -tee copy and the watchers, which never wait, and
+// given to the conversation, which waits while the asker of the turn in
+// progress has no room (the child waits then too). Until EOF, or until
+// unwire asks it to finish; then it takes what is still in the pipe.
 func (s *Engine) copyConverse(w *wiring) {
 	s.readOut(w, pipeio.PipeSize/4, func(p []byte) bool {
 		if s.tee != nil {
 			s.tee.offer(p)
 		}
+		s.watch.offer(p)
 		s.first.output(p)
 		s.talk.Output(p)
 		return true

@@ -23,6 +23,10 @@
 //     give-up rule's patience (package bound) is dropped and its size
 //     logged: see stderrcopy.go.)
 //   - Writers of the input FIFO coming and going never give the child EOF.
+//     Only EndInput ends its input (endinput.go): once the bytes the input
+//     FIFO held were moved on, the agent's end of its stdin is closed (it
+//     stays ended until the child exits; the next child gets a fresh
+//     stdin), or on a terminal the EOF character is typed.
 //   - Output waits for a reader (backpressure); nothing is dropped while
 //     a child runs. With -prompt the output FIFO is a transcript that never
 //     waits (what no reader takes is dropped), and the child's output waits
@@ -33,6 +37,16 @@
 //     FIFO and nothing waits for a reader.
 //   - With -tee every byte of the output is offered to the copy on the
 //     agent's stdout, the last ones drained at the end included.
+//   - Every byte of the output from a watch's start on is offered to the
+//     watch (watch.go), which never waits: each watcher holds at most
+//     watchHeld (1 MiB) and drops and counts the rest, so that no watcher
+//     slows the child, the output FIFO, an asker or another watcher. On
+//     pipes the output is spliced to the output FIFO, never through the
+//     agent's memory, while no watch (nor the first run's judge) wants
+//     it; a watch makes the copy read it into the agent until the last
+//     watch ends. A watch ends with the child it began with (an exit
+//     frame), or with the engine (a closed frame); its writer and the
+//     watch on its reader are the engine's goroutines, waited for by Run.
 //   - Input read from the FIFO but not consumed by a child that ended, even
 //     bytes left in its stdin pipe, goes to the next child.
 //   - Every goroutine started here is waited for before Run returns, and

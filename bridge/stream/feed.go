@@ -17,7 +17,10 @@ import (
 // attached, with splice(2), so they never pass through the agent's memory.
 // While no child is attached, input waits in the FIFO (backpressure). When
 // a child is detached, the bytes left unread in its stdin pipe are taken
-// back and go, first and in order, to the next child.
+// back and go, first and in order, to the next child. An end of the
+// input (endInput) closes the child's stdin, between two moves, once the
+// bytes the input FIFO held before it were moved; input waits in the
+// FIFO from then on, for the next child.
 type feeder struct {
 	src *fifo.Source
 
@@ -25,7 +28,9 @@ type feeder struct {
 	cond    sync.Cond
 	pending []byte   // taken back from a child, not yet written to the next
 	stdin   *os.File // the attached child's stdin (agent's end), or nil
-	back    *os.File // the same pipe's read end, kept to recover leftovers
+	back    *os.File // where leftovers are recovered from: stdin itself, or the same pipe's read end (pipeio.Input)
+	ended   bool     // the attached child's stdin was closed by an end of its input
+	ends    endWaits // ends of the input that wait
 	answers expecter // the attached child's output: told after each turn that an answer is due
 	busy    bool     // a splice or write to stdin is under way
 	closed  bool
@@ -55,16 +60,18 @@ func (f *feeder) run() {
 		if f.closed {
 			return
 		}
+		if f.serveEnds() {
+			continue
+		}
 		w, pending := f.stdin, f.pending
 		f.busy = true
 		f.src.Rearm() // before the lock is let go, so detach's Wake counts
 		f.mu.Unlock()
-		var n int
+		var n, moved int
 		var err error
 		if len(pending) > 0 {
 			n, err = w.Write(pending)
 		} else {
-			var moved int
 			if moved, err = f.src.SpliceTo(w, pipeio.PipeSize); moved > 0 {
 				f.clock.Touch()
 			}
@@ -73,6 +80,7 @@ func (f *feeder) run() {
 			}
 		}
 		f.mu.Lock()
+		f.ends.moved(moved)
 		f.busy = false
 		f.pending = f.pending[n:]
 		f.cond.Broadcast()
@@ -85,8 +93,9 @@ func (f *feeder) run() {
 // expecter is told that an answer is due: a *pipeio.ReadSpinner.
 type expecter interface{ Expect() }
 
-// attach makes stdin the destination; back is the read end of its pipe,
-// and answers the spinner of the same child's output.
+// attach makes stdin the destination; back is what the child leaves in
+// its pipe is read back from (stdin itself when it is open for both, see
+// pipeio.Input), and answers the spinner of the same child's output.
 func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 	f.mu.Lock()
 	f.stdin, f.back, f.answers = stdin, back, answers
@@ -95,17 +104,21 @@ func (f *feeder) attach(stdin, back *os.File, answers expecter) {
 }
 
 // detach takes the child's stdin away, recovers the bytes the child did not
-// read, and closes both ends of its pipe. Call it after the child's tree is
-// gone.
+// read, and closes the agent's ends of its pipe (its stdin may be closed
+// already: an end of its input). Ends of the input that still wait fail.
+// Call it after the child's tree is gone.
 func (f *feeder) detach() {
 	f.mu.Lock()
 	w, back := f.stdin, f.back
-	f.stdin, f.back, f.answers = nil, nil, nil
-	if w == nil {
+	f.stdin, f.back, f.answers, f.ended = nil, nil, nil, false
+	f.ends.fail(errChildEnded)
+	if back == nil {
 		f.mu.Unlock()
 		return
 	}
-	w.SetWriteDeadline(time.Unix(1, 0))
+	if w != nil {
+		w.SetWriteDeadline(time.Unix(1, 0))
+	}
 	f.src.Wake()
 	for f.busy {
 		f.cond.Wait()
@@ -114,14 +127,19 @@ func (f *feeder) detach() {
 		f.pending = append(left, f.pending...)
 	}
 	f.mu.Unlock()
-	w.Close()
-	back.Close()
+	if w != nil {
+		w.Close()
+	}
+	if back != w {
+		back.Close()
+	}
 }
 
 // close ends run; the caller also closes src, which wakes a splice.
 func (f *feeder) close() {
 	f.mu.Lock()
 	f.closed = true
+	f.ends.fail(errNoInput)
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }
@@ -176,4 +194,60 @@ func (f *feeder) writeTurn(p []byte) error {
 	f.cond.Broadcast()
 	f.mu.Unlock()
 	return err
+}
+
+// endInput has the attached child's input ended (see endinput.go): the
+// returned wait gets the outcome once run served it. It fails at once
+// when no child is attached, its input is ended already, or the feeder
+// is closed.
+func (f *feeder) endInput() (*endWait, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return nil, errNoInput
+	case f.ended:
+		return nil, errEnded
+	case f.stdin == nil:
+		return nil, errNoChild
+	}
+	w := f.ends.add()
+	f.src.Wake() // a splice waiting for input gives way: run counts
+	f.cond.Broadcast()
+	return w, nil
+}
+
+// cancelEnd gives up w, unless it has its outcome.
+func (f *feeder) cancelEnd(w *endWait) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ends.remove(w)
+}
+
+// serveEnds serves, with the lock held and no move under way, the ends
+// of the input that wait: it counts the input FIFO's bytes for those new,
+// and once the first is due and nothing taken back from a child waits to
+// be written, closes the attached child's stdin (the child reads
+// end-of-file once it has read its pipe) and answers it; the ends after
+// it fail, the input being ended. It reports whether it closed stdin.
+func (f *feeder) serveEnds() bool {
+	if !f.ends.waiting() {
+		return false
+	}
+	f.ends.count(f.src.Buffered)
+	if !f.ends.due() || len(f.pending) > 0 {
+		return false
+	}
+	if f.back == f.stdin {
+		// One descriptor reads and writes the pipe (pipeio.Input): a read
+		// end of its own keeps what the child leaves unread to be taken
+		// back, once the writing end is closed. Without it (no descriptor
+		// left), that is lost, and the input ends all the same.
+		f.back, _ = pipeio.ReadEnd(f.stdin)
+	}
+	err := f.stdin.Close()
+	f.stdin, f.ended = nil, true
+	f.ends.finish(err)
+	f.ends.fail(errEnded)
+	return true
 }

@@ -21,16 +21,37 @@ import (
 	"github.com/fifobridge/fifobridge/sharedir"
 )
 
-// childPipe is a stdin pipe as start makes it: the agent's non-blocking write
-// end and the child's read end.
-func childPipe(t *testing.T) (stdin, back *os.File) {
+// childPipe is a stdin pipe as start makes it (pipeio.Input): the
+// agent's end, open for reading and writing, which is also where
+// leftovers are taken back from, and the child's read end, which start
+// closes once the child has it (the caller closes it after detach).
+func childPipe(t *testing.T) (stdin, back, child *os.File) {
+	t.Helper()
+	stdin, back, child, err := pipeio.Input()
+	require.NoError(t, err)
+	require.Same(t, stdin, back, "the agent's end is not open for both: /proc is missing?")
+	return stdin, back, child
+}
+
+// twoEndPipe is a stdin pipe as start makes it without /proc: the
+// agent's non-blocking write end, and the child's read end, which the
+// agent keeps to take leftovers back (back and child are one).
+func twoEndPipe(t *testing.T) (stdin, back, child *os.File) {
 	t.Helper()
 	stdin, back, err := pipeio.Pipe(false)
 	require.NoError(t, err)
-	return stdin, back
+	return stdin, back, back
 }
 
 func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
+	for name, pipe := range map[string]func(*testing.T) (stdin, back, child *os.File){"one end": childPipe, "two ends": twoEndPipe} {
+		t.Run(name, func(t *testing.T) { feederKeeps(t, pipe) })
+	}
+}
+
+// feederKeeps is TestFeederKeepsWhatAChildDidNotRead on pipes that pipe
+// makes.
+func feederKeeps(t *testing.T, pipe func(*testing.T) (stdin, back, child *os.File)) {
 	before := leakcheck.FDs(t)
 	src, srcW, srcDir := inputFIFO(t)
 	f := newFeeder(src, idle.NewClock())
@@ -43,22 +64,28 @@ func TestFeederKeepsWhatAChildDidNotRead(t *testing.T) {
 	rand.Read(data)
 	wrote := make(chan error, 1)
 	go func() { _, err := srcW.Write(data); wrote <- err }()
-	stdin1, back1 := childPipe(t)
+	stdin1, back1, child1 := pipe(t)
 	f.attach(stdin1, back1, nil)
-	size, err := unix.FcntlInt(back1.Fd(), unix.F_GETPIPE_SZ, 0)
+	size, err := unix.FcntlInt(child1.Fd(), unix.F_GETPIPE_SZ, 0)
 	require.NoError(t, err)
-	waitUnread(t, back1, size) // the child's pipe is full: the feeder waits to write
+	waitUnread(t, child1, size) // the child's pipe is full: the feeder waits to write
+	if child1 != back1 {
+		child1.Close() // the child is gone: only the agent's end is left
+	}
 	f.detach()
 
 	// The second child gets everything, in order.
-	stdin2, back2 := childPipe(t)
+	stdin2, back2, child2 := pipe(t)
 	f.attach(stdin2, back2, nil)
 	got := make([]byte, len(data))
-	_, err = io.ReadFull(back2, got)
+	_, err = io.ReadFull(child2, got)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(data, got), "input lost or reordered across children")
 	require.NoError(t, <-wrote)
 
+	if child2 != back2 {
+		child2.Close()
+	}
 	f.detach()
 	f.close()
 	src.Close() // wakes the feeder's splice
@@ -104,26 +131,28 @@ func TestFeederDeliversTakenBackInputWithoutNewInput(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
 
-	stdin1, back1 := childPipe(t)
+	stdin1, back1, child1 := childPipe(t)
 	f.attach(stdin1, back1, nil)
 	_, err := srcW.Write([]byte("a\nb\nc\n"))
 	require.NoError(t, err)
 	// The first child takes one line and exits.
 	line := make([]byte, 2)
-	_, err = io.ReadFull(back1, line)
+	_, err = io.ReadFull(child1, line)
 	require.NoError(t, err)
 	require.Equal(t, "a\n", string(line))
-	waitUnread(t, back1, len("b\nc\n")) // the feeder moved everything into the pipe
+	waitUnread(t, child1, len("b\nc\n")) // the feeder moved everything into the pipe
+	child1.Close()
 	f.detach()
 	require.Equal(t, 4, f.held(), "the unread lines are taken back")
 
-	stdin2, back2 := childPipe(t)
+	stdin2, back2, child2 := childPipe(t)
 	f.attach(stdin2, back2, nil)
 	rest := make([]byte, 4)
-	_, err = io.ReadFull(back2, rest)
+	_, err = io.ReadFull(child2, rest)
 	require.NoError(t, err)
 	require.Equal(t, "b\nc\n", string(rest), "the next child gets them with no new input")
 
+	child2.Close()
 	f.detach()
 	f.close()
 	src.Close()
@@ -154,7 +183,7 @@ func TestFeederExpectsAnAnswerAfterATurn(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); f.run() }()
 
-	stdin, back := childPipe(t)
+	stdin, back, child := childPipe(t)
 	e := &expectations{back: back}
 	f.attach(stdin, back, e)
 	_, err := srcW.Write([]byte("typed\n"))
@@ -162,6 +191,7 @@ func TestFeederExpectsAnAnswerAfterATurn(t *testing.T) {
 	waitUnread(t, back, len("typed\n"))
 	require.NoError(t, f.writeTurn([]byte("turn\n")))
 	f.detach()
+	child.Close()
 	require.Equal(t, []int{len("typed\nturn\n")}, e.unread, "told before the turn's input was written, or not once")
 
 	f.close()

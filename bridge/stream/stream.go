@@ -47,6 +47,13 @@ type Engine struct {
 	// without one.
 	talk talk
 
+	// watch is the child's watchers (watch.go), offered its output.
+	watch *fanout
+	// piped is the wiring of the child on pipes while its output is
+	// copied, for wakeCopy; under pipedMu.
+	pipedMu sync.Mutex
+	piped   *wiring
+
 	// Events (events.go).
 	ready     chan struct{} // closed once the child is past its start
 	readyOnce sync.Once
@@ -58,7 +65,7 @@ type Engine struct {
 func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, poke func()) *Engine {
 	clock := idle.NewClock()
 	s := &Engine{cfg: cfg, reaper: reaper, src: src, sink: sink, poke: poke, feed: newFeeder(src, clock), idle: clock, talk: quiet{},
-		ready: make(chan struct{})}
+		watch: newFanout(cfg.StopTimeout, cfg.Log, poke), ready: make(chan struct{})}
 	if cfg.Conversation != nil {
 		s.talk = s.converse()
 	}
@@ -93,7 +100,7 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 	}
 	if cfg.Tty {
 		s.tty = newTerminal(cfg, src, sink, poke, clock)
-		s.tty.tee, s.tty.talk, s.tty.first, s.tty.running = s.tee, s.talk, s.first, s.running
+		s.tty.tee, s.tty.talk, s.tty.first, s.tty.running, s.tty.watch = s.tee, s.talk, s.first, s.running, s.watch
 		s.sup.Hangup = func(p *child.Process) { s.tty.hangup(reaper, p) }
 	}
 	return s
@@ -101,18 +108,21 @@ func New(cfg *Config, reaper *child.Reaper, src *fifo.Source, sink *fifo.Sink, p
 
 // wiring is what connects one child to the FIFOs.
 type wiring struct {
-	stdin, back *os.File            // stdin pipe: agent's write end, and its read end kept for leftovers
+	stdin, back *os.File            // stdin pipe: the agent's end, and the one it takes leftovers back from (stdin itself, see pipeio.Input)
 	stdout      *os.File            // stdout pipe: agent's read end
 	spin        *pipeio.ReadSpinner // waits for stdout; its read deadline is set through it
 	taking      sync.Mutex          // held by readOut from a read of stdout until its bytes are taken
 	copied      chan struct{}       // closed when stdout is copied to its end
 	unwiring    atomic.Bool         // unwire asked copyOut to finish
+	wake        sync.Mutex          // held while stdout's read deadline is set for unwire or a watch
+	watchCame   bool                // under wake: a watch began; the splice under way gives way (wakeCopy)
 	stderr      *stderrCopy         // the first child's stderr, when it is the agent's; or nil
 }
 
 // newWiring is the wiring of a child's pipes: stdin, the agent's end of
-// its stdin, back, the read end of the same pipe, and stdout, the agent's
-// end of its stdout.
+// its stdin, back, where the bytes the child left in that pipe are taken
+// back from (stdin itself where pipeio.Input could open it for both),
+// and stdout, the agent's end of its stdout.
 func newWiring(stdin, back, stdout *os.File) *wiring {
 	return &wiring{stdin: stdin, back: back, stdout: stdout, spin: pipeio.NewReadSpinner(stdout), copied: make(chan struct{})}
 }
@@ -128,6 +138,7 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	ctx, stopIdle := s.idle.StopWhenIdle(ctx, cfg.IdleTimeout, cfg.Log, s.talk.Busy)
 	defer stopIdle()
 	s.ctx = ctx
+	defer s.watch.stopWhenDone(ctx)() // a stop gives the watchers' last frames its deadline
 
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -161,6 +172,7 @@ func (s *Engine) Run(ctx context.Context) (child.ExitStatus, error) {
 	s.sink.Close() // ends a write of the transcript waiting for a reader
 	wg.Wait()
 	s.talk.Wait()
+	s.watch.finish()
 	if n := s.feed.held() + s.heldByTerminal(); n > 0 {
 		cfg.Log.Warn("input not delivered: no child left to take it", "bytes", n)
 	}
@@ -229,19 +241,22 @@ func (s *Engine) start() (*child.Process, error) {
 // input, when no conversation has one (see firstrun.go), and its stderr
 // is copied when it is the agent's (stderrcopy.go).
 func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
-	stdin, childIn, err := pipeio.Pipe(false)
+	stdin, back, childIn, err := pipeio.Input()
 	if err != nil {
 		return nil, nil, err
 	}
-	stdout, childOut, err := pipeio.Pipe(true)
-	if err != nil {
+	closeIn := func() {
 		stdin.Close()
 		childIn.Close()
+	}
+	stdout, childOut, err := pipeio.Pipe(true)
+	if err != nil {
+		closeIn()
 		return nil, nil, err
 	}
 	pipeio.Grow(stdin) // a stream's pipes get large buffers; a request's need none
 	pipeio.Grow(stdout)
-	w := newWiring(stdin, childIn, stdout)
+	w := newWiring(stdin, back, stdout)
 	r := &childReader{out: stdout, taking: &w.taking}
 	if s.cfg.Conversation != nil || first {
 		r.probe = newProbe(stdin, s.cfg.Log, s.cfg.Conversation != nil) // the conversation's, or the first run's
@@ -249,11 +264,13 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 	p, err := s.reaper.Start(s.pipedSpec(w, childIn, childOut, first))
 	childOut.Close() // the child has it; holding it would hide its EOF
 	if err != nil {
-		stdin.Close()
-		childIn.Close()
+		closeIn()
 		stdout.Close()
 		w.stderr.abandon()
 		return nil, nil, err
+	}
+	if back != childIn {
+		childIn.Close() // the child has it; stdin takes leftovers back
 	}
 	s.running(p.Pid)
 	r.pgid = p.Pid
@@ -263,12 +280,13 @@ func (s *Engine) startPiped(first bool) (*child.Process, *childReader, error) {
 		alive = nil
 	}
 	w.stderr.start(s.first)
+	s.setPiped(w)
 	go func() {
 		defer close(w.copied)
 		s.copyOut(w)
 		s.talk.OutputEnded()
 	}()
-	s.feed.attach(stdin, childIn, w.spin)
+	s.feed.attach(stdin, back, w.spin)
 	s.cur = w
 	return p, alive, nil
 }
@@ -313,12 +331,12 @@ func (s *Engine) copyOut(w *wiring) {
 		s.copyTee(w)
 		return
 	}
-	if s.first.watching() && !s.copyWatched(w) {
-		return
-	}
 	retry := readRetry{log: s.cfg.Log, what: "moving the child's output"}
 	defer retry.end()
 	for {
+		if s.throughAgent() && !s.copyRead(w) {
+			return
+		}
 		_, err := s.sink.SpliceFrom(w.stdout, pipeio.PipeSize)
 		if errors.Is(err, fifo.ErrClosed) {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it")
@@ -337,19 +355,31 @@ func (s *Engine) copyOut(w *wiring) {
 	}
 }
 
-// copyWatched is copyOut while the first run is watched (firstrun.go):
-// the child's stdout is read into the agent, in chunks of watchChunk,
-// shown to the watch and written to the output FIFO, until the watch is
-// over. It reports whether copyOut goes on (it splices from then on), or
-// the copy ended as copyTee's does.
-func (s *Engine) copyWatched(w *wiring) (more bool) {
-	s.readOut(w, watchChunk, func(p []byte) bool {
+// throughAgent says whether the output of a child on pipes must pass
+// through the agent rather than be spliced: the first run is watched
+// (firstrun.go), or watchers follow the child (watch.go).
+func (s *Engine) throughAgent() bool { return s.first.watching() || s.watch.any() }
+
+// copyRead is copyOut while the output must pass through the agent
+// (throughAgent): the child's stdout is read into the agent, shown to
+// the first run's judge, offered to the watchers and written to the
+// output FIFO, until neither wants it. It reports whether copyOut goes
+// on (it splices from then on), or the copy ended as copyTee's does.
+// Chunks are of watchChunk for the first run alone, so that the copy
+// holds little once it is over, and larger for watchers.
+func (s *Engine) copyRead(w *wiring) (more bool) {
+	size := watchChunk
+	if s.watch.any() {
+		size = pipeio.PipeSize / 4
+	}
+	s.readOut(w, size, func(p []byte) bool {
 		s.first.output(p)
+		s.watch.offer(p)
 		if _, err := s.sink.Write(p); err != nil {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)
 			return false
 		}
-		more = !s.first.watching()
+		more = !s.throughAgent()
 		return !more
 	})
 	return more
@@ -374,6 +404,8 @@ func (w *wiring) afterRead(retry *readRetry, err error) readNext {
 		return readAgain
 	case errors.Is(err, io.EOF), w.unwiring.Load():
 		return readDrain
+	case w.watched():
+		return readAgain // a watch woke the wait: the loop looks again
 	case retry.again(err):
 		return readAgain
 	}
@@ -434,9 +466,12 @@ func (s *Engine) exited(p *child.Process, last bool) {
 	defer s.talk.Exited(p.Status(), last) // after its output was copied
 	if s.tty != nil {
 		s.tty.unwire(giveUp.Done(), grace)
-		return
+	} else {
+		s.unwire(giveUp.Done(), grace)
 	}
-	s.unwire(giveUp.Done(), grace)
+	if s.ctx.Err() == nil { // a stop ends the watches with closed frames (watch.go)
+		s.watch.childEnded(p.Status())
+	}
 }
 
 // lastWords waits until a reader has taken every byte the output FIFO
@@ -456,9 +491,12 @@ func (s *Engine) lastWords(ctx context.Context) {
 func (s *Engine) unwire(giveUp <-chan struct{}, grace time.Duration) {
 	w := s.cur
 	s.cur = nil
+	s.setPiped(nil)
 	s.feed.detach()
+	w.wake.Lock()
 	w.unwiring.Store(true)
 	w.spin.SetReadDeadline(time.Unix(1, 0))
+	w.wake.Unlock()
 	waitCopied(w.copied, giveUp, grace, s.sink)
 	w.stdout.Close()
 	w.stderr.finish()
@@ -500,6 +538,7 @@ func (s *Engine) Snapshot() status.Status {
 		st.Tee = &status.Tee{Written: s.tee.written.Load(), Dropped: s.tee.dropped.Load()}
 	}
 	st.Child.Turn, st.Transcript = s.talk.Snapshot()
+	st.Child.Watchers = s.watch.count()
 	if snap.LastExit != nil {
 		st.Child.LastExit = &status.LastExit{
 			Code:   snap.LastExit.Code(),

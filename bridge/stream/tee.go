@@ -180,10 +180,11 @@ func (t *teeOut) write(p []byte) (int, error) {
 
 // copyTee is copyOut for -tee: the child's stdout is read into the agent
 // and written to the output FIFO (with its backpressure, as copyOut) and
-// offered to the tee, which never waits.
+// offered to the tee and the watchers, which never wait.
 func (s *Engine) copyTee(w *wiring) {
 	s.readOut(w, pipeio.PipeSize/4, func(p []byte) bool {
 		s.tee.offer(p)
+		s.watch.offer(p)
 		s.first.output(p)
 		if _, err := s.sink.Write(p); err != nil {
 			s.cfg.Log.Warn("output dropped: the agent is stopping and no reader took it", "err", err)

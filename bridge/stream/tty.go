@@ -41,6 +41,7 @@ type terminal struct {
 	// output FIFO: the conversation, which keeps that as a transcript.
 	talk  talk
 	first *firstRun // shown the first child's output while it is watched, or nil
+	watch *fanout   // the child's watchers, offered its output
 	// running is told the pid of each child started, before its output
 	// is read (Engine.running).
 	running func(pid int)
@@ -55,6 +56,7 @@ type terminal struct {
 	busy    bool     // a write to master is under way
 	closed  bool
 	cur     *ttyWiring
+	ends    endWaits // ends of the input that wait (ttyend.go)
 }
 
 // ttyChunk is the most moved at once between a FIFO and a terminal; a
@@ -175,20 +177,28 @@ func (t *terminal) feed() {
 			return
 		}
 		m := t.master
+		if t.serveEnds(m) {
+			continue
+		}
 		if len(t.pending) == 0 {
 			t.pending = nil // hold no buffer while waiting for input
+			t.src.Rearm()   // before the lock is let go, so endInput's Wake counts
 			t.mu.Unlock()
 			chunk, n, err := t.readInput() // the terminal may change meanwhile: pending goes to the current one
 			t.mu.Lock()
 			if n > 0 {
 				t.idle.Touch()
 				t.pending = append(t.pending, (*chunk)[:n]...)
+				t.ends.moved(n)
 			}
 			if chunk != nil {
 				giveChunk(chunk)
 			}
 			if errors.Is(err, fifo.ErrClosed) {
 				return
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // endInput woke it: serveEnds counts
 			}
 			if err != nil {
 				t.mu.Unlock()
@@ -293,13 +303,15 @@ func (t *terminal) drain(w *ttyWiring) {
 	}
 }
 
-// pass offers p to the -tee copy, if any, and then delivers it: the log
-// gets every byte the terminal gave, the last ones drained at the end
-// too, also when the output FIFO is given up.
+// pass offers p to the -tee copy, if any, and to the watchers, and then
+// delivers it: the log and the watchers get every byte the terminal gave,
+// the last ones drained at the end too, also when the output FIFO is
+// given up.
 func (t *terminal) pass(p []byte) error {
 	if t.tee != nil {
 		t.tee.offer(p)
 	}
+	t.watch.offer(p)
 	t.first.output(p)
 	return t.deliver(p)
 }
@@ -376,6 +388,7 @@ func (t *terminal) detachInput() {
 	}
 	t.master.SetWriteDeadline(time.Unix(1, 0)) // ends a write the terminal does not take
 	t.master = nil
+	t.ends.fail(errChildEnded)
 	for t.busy {
 		t.cond.Wait()
 	}
@@ -386,6 +399,7 @@ func (t *terminal) detachInput() {
 func (t *terminal) close() {
 	t.mu.Lock()
 	t.closed = true
+	t.ends.fail(errNoInput)
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	if t.sizes != nil {

@@ -35,13 +35,21 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 
 	// The first terminal takes a pipe's worth and no more: the rest of
 	// what the feeder read is held when its child ends.
-	in1, took1 := childPipe(t)
+	in1, took1, err := pipeio.Pipe(false)
+	require.NoError(t, err)
 	out1, end1, err := pipeio.Pipe(true)
 	require.NoError(t, err)
 	term.attach(in1, out1, nil)
 	size, err := unix.FcntlInt(took1.Fd(), unix.F_GETPIPE_SZ, 0)
 	require.NoError(t, err)
 	waitUnread(t, took1, size)
+	// The pipe may have filled with a whole chunk (ttyChunk is a pipe's
+	// size): the feeder then holds the next one once it read it and
+	// finds no room. Until then there is nothing to hold.
+	for deadline := time.Now().Add(10 * time.Second); term.held() == 0; {
+		require.True(t, time.Now().Before(deadline), "the feeder held nothing: the test proves nothing")
+		time.Sleep(time.Millisecond)
+	}
 	end1.Close() // the terminal's output ends
 	term.unwire(nil, 0)
 	require.Positive(t, term.held(), "the feeder held nothing: the test proves nothing")
@@ -49,7 +57,8 @@ func TestTerminalKeepsInputNoTerminalTook(t *testing.T) {
 	require.NoError(t, err)
 	took1.Close()
 
-	in2, took2 := childPipe(t)
+	in2, took2, err := pipeio.Pipe(false)
+	require.NoError(t, err)
 	out2, end2, err := pipeio.Pipe(true)
 	require.NoError(t, err)
 	term.attach(in2, out2, nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,6 +49,26 @@ func Below(t testing.TB, dir string) []string {
 	for _, e := range entries {
 		if e.IsDir() {
 			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// anchorName matches the name of an agent's anchor, the empty cgroup it
+// holds locked for its life (see package cgroup).
+var anchorName = regexp.MustCompile(`^fifobridge-[0-9]+-[0-9]+-[0-9]+-a[0-9]+$`)
+
+// IsAnchor reports whether name is that of an agent's anchor.
+func IsAnchor(name string) bool { return anchorName.MatchString(name) }
+
+// Children lists the cgroups directly below dir other than agents'
+// anchors: those of children.
+func Children(t testing.TB, dir string) []string {
+	t.Helper()
+	var names []string
+	for _, name := range Below(t, dir) {
+		if !IsAnchor(name) {
+			names = append(names, name)
 		}
 	}
 	return names

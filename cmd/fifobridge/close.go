@@ -16,28 +16,36 @@ import (
 	"github.com/fifobridge/fifobridge/client"
 )
 
-const closeUsage = "usage: fifobridge close [-dir DIR] [-timeout 30s] NAME..."
+const closeUsage = "usage: fifobridge close [-dir DIR] [-timeout 30s] NAME... | -all"
 
 // closeSessions is `fifobridge close [-dir DIR] [-timeout 30s] NAME...`:
 // it closes every session named, all at once, each with a line of its
 // own, and exits 0 once all are closed; 125 when any was not open (the
 // others are closed all the same) or on a bridge error, with one line per
 // session that failed; 124 past -timeout. A NAME given twice is closed
-// once. Of the environment it reads only FIFOBRIDGE_DIR.
+// once. With -all instead of NAMEs it closes every open session, all at
+// once, with one line, and exits 0 once all are gone, also when none
+// was open. Of the environment it reads only FIFOBRIDGE_DIR.
 func closeSessions(cmdline []string) int {
 	fs := flag.NewFlagSet("fifobridge close", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
+	all := fs.Bool("all", false, "close every open session")
 	if code, ok := parseHostFlags(fs, cmdline, closeUsage, "dir"); !ok {
 		return code
 	}
 	switch {
-	case fs.NArg() == 0:
-		fmt.Fprintf(os.Stderr, "fifobridge close: want at least one NAME\n%s\n", closeUsage)
-		return exitBridge
 	case *timeout < 0:
 		fmt.Fprintln(os.Stderr, "fifobridge close: -timeout must not be negative")
+		return exitBridge
+	case *all && fs.NArg() > 0:
+		fmt.Fprintln(os.Stderr, "fifobridge close: -all takes no NAME: it closes every open session")
+		return exitBridge
+	case *all:
+		return closeAll(*dir, *timeout)
+	case fs.NArg() == 0:
+		fmt.Fprintf(os.Stderr, "fifobridge close: want at least one NAME, or -all\n%s\n", closeUsage)
 		return exitBridge
 	}
 	names := slices.Compact(slices.Sorted(slices.Values(fs.Args())))
@@ -46,6 +54,22 @@ func closeSessions(cmdline []string) int {
 	defer stop()
 	closed := client.Sessions{Dir: *dir, Warn: warnAs("close")}.Close(ctx, names...)
 	return closeExit(ctx, closed, *timeout)
+}
+
+// closeAll is `fifobridge close -all`.
+func closeAll(dir string, timeout time.Duration) int {
+	ctx, stop := hostContext(timeout)
+	defer stop()
+	err := client.Sessions{Dir: dir, Warn: warnAs("close")}.CloseAll(ctx)
+	var rej *client.RejectedError
+	if errors.As(err, &rej) {
+		say(ctx, "fifobridge close: %s\n", rej.Msg)
+		return exitBridge
+	}
+	if code, ok := clientErrorExit(ctx, "close", err, timeout, ""); ok {
+		return code
+	}
+	return 0
 }
 
 // closeExit maps how the closes ended to close's exit code: 0 when all

@@ -14,7 +14,10 @@ const usage = `usage:
   fifobridge send   [flags] [TEXT...]             send one exec-mode request
   fifobridge ask    [flags] [TEXT...]             ask a conversation (run -prompt) one turn
   fifobridge open   [flags] NAME                  open a session (run -mode sessions)
-  fifobridge close  [flags] NAME...               close sessions
+  fifobridge close  [flags] NAME... | -all        close sessions
+  fifobridge type   [flags] [TEXT...]             type into a child's input (stream mode, a session)
+  fifobridge signal [flags] SIGNAL                signal a child (stream mode, a session)
+  fifobridge watch  [flags]                       follow a child's output (stream mode, a session)
   fifobridge ls     [flags]                       list the open sessions
   fifobridge health [flags]                       exit 0 when the agent is healthy
   fifobridge version
@@ -42,6 +45,12 @@ func dispatch(args []string) int {
 		return openSession(args[1:])
 	case "close":
 		return closeSessions(args[1:])
+	case "type":
+		return typeInput(args[1:])
+	case "signal":
+		return signalChild(args[1:])
+	case "watch":
+		return watchOutput(args[1:])
 	case "ls":
 		return ls(args[1:])
 	case "health":

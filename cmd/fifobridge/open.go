@@ -15,7 +15,7 @@ import (
 	"github.com/fifobridge/fifobridge/client"
 )
 
-const openUsage = "usage: fifobridge open [-dir DIR] [-wait 0] [-timeout 30s] [-reuse] [-tty] [-size COLSxROWS] [-prompt REGEX] [-continuation REGEX] [-arg A]... [-env K=V]... [-cwd DIR] NAME"
+const openUsage = "usage: fifobridge open [-dir DIR] [-wait 0] [-timeout 30s] [-reuse] [-tty] [-size COLSxROWS] [-prompt REGEX] [-continuation REGEX] [-arg A]... [-env K=V]... [-cwd DIR] [-user USER] NAME [-- PROGRAM [ARG...]]"
 
 // openFlags are open's flags: what it sets for its session, and how it
 // waits.
@@ -24,7 +24,7 @@ type openFlags struct {
 	dir                  string
 	wait, timeout        time.Duration
 	reuse, tty           bool
-	size, cwd            string
+	size, cwd, user      string
 	prompt, continuation string
 	args, env            stringList
 }
@@ -44,6 +44,7 @@ func newOpenFlags() *openFlags {
 	fs.Var(&o.args, "arg", "append `A` to PROGRAM's arguments (repeatable; the agent needs -allow-args)")
 	fs.Var(&o.env, "env", "set `K=V` in the child's environment (repeatable; the agent needs -allow-args)")
 	fs.StringVar(&o.cwd, "cwd", "", "the child's working directory (the agent needs -allow-args)")
+	fs.StringVar(&o.user, "user", "", "run the session as `USER`, a name or UID (one of the agent's -allow-users)")
 	return o
 }
 
@@ -76,6 +77,8 @@ func (o *openFlags) options() (client.OpenOptions, error) {
 			c.Env = o.env
 		case "cwd":
 			c.Cwd = o.cwd
+		case "user":
+			c.User = o.user
 		case "timeout":
 			c.Limit = o.timeout
 		}
@@ -83,8 +86,24 @@ func (o *openFlags) options() (client.OpenOptions, error) {
 	return c, err
 }
 
-// openSession is `fifobridge open [flags] NAME`: it opens session NAME
-// of the sessions-mode agent serving DIR and exits 0 once its child has
+// command is what follows NAME: nothing, or "--" and the session's own
+// PROGRAM [ARG...].
+func (o *openFlags) command() ([]string, error) {
+	rest := o.fs.Args()[1:]
+	switch {
+	case len(rest) == 0:
+		return nil, nil
+	case rest[0] != "--":
+		return nil, fmt.Errorf("want one NAME, then nothing or -- PROGRAM [ARG...]\n%s", openUsage)
+	case len(rest) == 1 || rest[1] == "":
+		return nil, fmt.Errorf("want PROGRAM after --\n%s", openUsage)
+	}
+	return rest[1:], nil
+}
+
+// openSession is `fifobridge open [flags] NAME [-- PROGRAM [ARG...]]`:
+// it opens session NAME of the sessions-mode agent serving DIR (running
+// its own PROGRAM when one follows --) and exits 0 once its child has
 // started (with a prompt, once it is ready); 124 when the prompt did not
 // come in time (the session stays open), 126/127 when PROGRAM cannot
 // start, 125 for a refused open or any bridge error. Of the environment
@@ -97,10 +116,12 @@ func openSession(cmdline []string) int {
 	opts, err := o.options()
 	switch {
 	case err != nil:
-	case o.fs.NArg() != 1:
+	case o.fs.NArg() < 1:
 		err = fmt.Errorf("want one NAME\n%s", openUsage)
 	case o.timeout < 0 || o.wait < 0:
 		err = errors.New("-timeout and -wait must not be negative")
+	default:
+		opts.Command, err = o.command()
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fifobridge open: %v\n", err)

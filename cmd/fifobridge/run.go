@@ -144,8 +144,12 @@ func runConfig(args []string) (*config.Run, error) {
 // name means what it says, and sets cfg.ProgramPath (absolute). It returns
 // why it cannot be started when it is missing (Code 127) or not executable
 // (126); cfg.ProgramPath then stays empty, and each start looks it up again
-// to report its error.
+// to report its error. Without PROGRAM (sessions mode with -allow-args)
+// there is nothing to look up.
 func lookupProgram(cfg *config.Run) *child.StartError {
+	if cfg.Program == "" {
+		return nil // a sessions agent's opens name theirs
+	}
 	path, err := child.LookPath(cfg.Program, cfg.Credential)
 	if err != nil {
 		return &child.StartError{Program: cfg.Program, Err: err}

@@ -33,6 +33,7 @@ func TestOpenOptions(t *testing.T) {
 		{[]string{"-prompt", "", "-continuation", ""}, client.OpenOptions{Prompt: &empty, Continuation: &empty}, ""},
 		{[]string{"-reuse", "-size", "100x30", "-arg", "-i", "-arg", "x y", "-env", "A=1", "-env", "B=", "-cwd", "/src", "-timeout", "5s"},
 			client.OpenOptions{Reuse: true, Size: "100x30", Args: []string{"-i", "x y"}, Env: []string{"A=1", "B="}, Cwd: "/src", Limit: 5 * time.Second}, ""},
+		{[]string{"-user", "nobody"}, client.OpenOptions{User: "nobody"}, ""},
 		{[]string{"-env", "NOEQUALS"}, client.OpenOptions{}, `invalid -env "NOEQUALS": want K=V`},
 		{[]string{"-env", "=v"}, client.OpenOptions{}, `invalid -env "=v": want K=V`},
 	} {
@@ -47,6 +48,36 @@ func TestOpenOptions(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 			require.Equal(t, []string{"sh1"}, o.fs.Args())
+		})
+	}
+}
+
+// What follows NAME is nothing, or -- and the session's own PROGRAM and
+// its arguments, word for word (a second -- among them included).
+func TestOpenCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+		err  string
+	}{
+		{[]string{"sh1"}, nil, ""},
+		{[]string{"-tty", "--", "sh1"}, nil, ""},
+		{[]string{"sh1", "--", "bash", "--norc", "-i"}, []string{"bash", "--norc", "-i"}, ""},
+		{[]string{"-tty", "--", "sh1", "--", "sh", "-c", "echo $1", "sh", "--", "a b"}, []string{"sh", "-c", "echo $1", "sh", "--", "a b"}, ""},
+		{[]string{"sh1", "sh2"}, nil, "want one NAME, then nothing or -- PROGRAM [ARG...]"},
+		{[]string{"sh1", "--"}, nil, "want PROGRAM after --"},
+		{[]string{"sh1", "--", ""}, nil, "want PROGRAM after --"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			o := newOpenFlags()
+			require.NoError(t, o.fs.Parse(tc.args))
+			got, err := o.command()
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
 		})
 	}
 }

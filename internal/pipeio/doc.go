@@ -9,8 +9,8 @@
 //
 //   - Every descriptor is the caller's: a wait looks at the descriptor of
 //     the file it was given, through that file's RawConn, and at no other.
-//     Nothing here opens, closes or keeps a descriptor, and no wait touches
-//     another wait's.
+//     Nothing here opens, closes or keeps a descriptor but the pipes Pipe
+//     and Input make, and no wait touches another wait's.
 //   - The files must be non-blocking (pollable); their deadlines apply, as
 //     they do to os.File's own Read and Write.
 //   - The busy-poll is the only process-visible effect: for a short window

@@ -3,7 +3,8 @@
 // Package tty is what the agent does with terminals itself: it opens
 // pseudo-terminal pairs for terminal children and sets their window size,
 // reads which process group a child's terminal has in the foreground
-// (Foreground, from the master), and it writes to a terminal it shares
+// (Foreground, from the master) and its EOF character (EOFChar), and it
+// writes to a terminal it shares
 // with a child.
 //
 // Guarantees:

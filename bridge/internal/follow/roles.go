@@ -16,6 +16,9 @@ const (
 	RoleIn  = "in"  // the input FIFO (-in)
 	RoleOut = "out" // the output FIFO (-out)
 	RoleAsk = "ask" // a conversation's DIR/ask
+	// RoleControl is stream mode's control FIFO, DIR/control
+	// (protocol.StreamControl).
+	RoleControl = "control"
 )
 
 // ErrOtherRole is returned by Roles.Claim for a FIFO that another of the
