@@ -31,6 +31,7 @@ func init() {
 
 // TestAskMember: each way a turn ends, told to a member as to root.
 func TestAskMember(t *testing.T) {
+	// Not parallel: it counts this process's descriptors itself.
 	requireRoot(t)
 	requirePython(t)
 	for _, cred := range []*syscall.Credential{groupAgent, member} {

@@ -27,6 +27,7 @@ const keptOpenAsks = 200
 // the client gives up gives it up, and the next turn is answered all the
 // same.
 func TestAskerKeptOpen(t *testing.T) {
+	// Not parallel: it counts this process's descriptors itself.
 	checkLeaks(t, true)
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-prompt", "^>>> $", "-stderr", "out"}, program: []string{"python3", "-i", "-q"}})

@@ -19,7 +19,8 @@ import (
 // says canceled), a finished one and an unknown one (one error frame with
 // that id each).
 func TestCancel(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`read x; if [ "$x" = slow ]; then echo started; exec sleep 60; fi; echo "$x"`),
 		flags:   []string{"-max-concurrent", "1", "-stop-timeout", "1s"},
@@ -66,13 +67,14 @@ func TestCancel(t *testing.T) {
 // is killed at -stop-timeout, and its exit frame says killed, with a
 // cgroup (cgroup.kill) and without (SIGKILL).
 func TestCancelKilled(t *testing.T) {
+	t.Parallel()
 	for _, cgroup := range []string{"auto", "off"} {
 		t.Run(cgroup, func(t *testing.T) { testCancelKilled(t, cgroup) })
 	}
 }
 
 func testCancelKilled(t *testing.T, cgroup string) {
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`trap '' TERM; echo started; sleep 60 & wait`),
 		flags:   []string{"-stop-timeout", "200ms", "-cgroup", cgroup},
@@ -94,7 +96,8 @@ func testCancelKilled(t *testing.T, cgroup string) {
 // request; the child is gone within -stop-timeout + 1 s although the
 // request's reply FIFO is still open for reading elsewhere.
 func TestCancelInterruptedSend(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := startAgent(t, agentConfig{
 		program: binSh(`echo $$ > ` + pidFile + `.tmp && mv ` + pidFile + `.tmp ` + pidFile + `; exec sleep 60`),

@@ -20,11 +20,12 @@ import (
 // stopped with the child, at the end of its request and at the agent's
 // TERM, with cgroups as without.
 func TestGroupLeftCgroup(t *testing.T) {
+	t.Parallel()
 	for _, containment := range []string{"cgroup", "off"} {
 		for _, end := range []string{"RequestEnd", "AgentTerm"} {
 			t.Run(containment+"/"+end, func(t *testing.T) {
 				base := testCgroup(t)
-				checkLeaks(t, true)
+				checkLeaks(t, false)
 				agentDir, other := filepath.Join(base, "agent"), filepath.Join(base, "other")
 				for _, d := range []string{agentDir, other} {
 					if err := os.Mkdir(d, 0o755); err != nil {
@@ -225,6 +226,7 @@ func (a *agent) openEscapee(name string, args []string) {
 // stop in sessions mode; the agent as a subreaper and as PID 1 of a PID
 // namespace. No cgroup is left.
 func TestCgroupEscapee(t *testing.T) {
+	t.Parallel()
 	for _, ns := range []struct {
 		name string
 		wrap []string
@@ -239,7 +241,7 @@ func TestCgroupEscapee(t *testing.T) {
 			} {
 				t.Run(tc.mode+"/"+tc.end, func(t *testing.T) {
 					cg := testCgroup(t)
-					checkLeaks(t, true)
+					checkLeaks(t, false)
 					dir := escapeeDir(t)
 					a, e := startEscapeeAgent(t, ns.wrap, tc.mode, cg, dir)
 					switch {
@@ -281,8 +283,9 @@ func TestCgroupEscapee(t *testing.T) {
 // after it started, leaves it running and unsignalled; closing its own
 // session ends it.
 func TestCgroupEscapeeSessions(t *testing.T) {
+	t.Parallel()
 	cg := testCgroup(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	dir := escapeeDir(t)
 	a, e := startEscapeeAgent(t, nil, "sessions", cg, dir)
 	gate := filepath.Join(dir, "gateB")
@@ -312,8 +315,9 @@ func TestCgroupEscapeeSessions(t *testing.T) {
 // the escapee among the agent's children while it waits for the cgroup to
 // empty: it gets TERM once, then SIGKILL, and is reaped.
 func TestCgroupEscapeeMidStop(t *testing.T) {
+	t.Parallel()
 	cg := testCgroup(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	dir := escapeeDir(t)
 	root := cgroupRoot(t)
 	a := startAgent(t, agentConfig{helper: "treereq", program: helperProgram("linger", dir, root),

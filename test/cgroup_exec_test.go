@@ -32,12 +32,13 @@ func agentCgroups(dir string, pid int) []string {
 // made ahead for the next request, empty, which goes with the agent) and
 // the agent's descriptor count as it was.
 func TestCgroupExecRequests(t *testing.T) {
+	t.Parallel()
 	testCgroup(t) // skips without a writable cgroup v2
 	own, err := ownCgroup()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	n := soak("", 300, 1000)
 	a, w, r := startExec(t, agentConfig{
 		program: binSh(`read x; cat /proc/self/cgroup | grep '^0::'`),
@@ -123,6 +124,7 @@ func TestCgroupExecRequests(t *testing.T) {
 // TestCgroupOff: with -cgroup off the tree stop ends a child's background
 // process in a session of its own, and the status says tree.
 func TestCgroupOff(t *testing.T) {
+	t.Parallel()
 	dir := testCgroup(t)
 	testTreeContainment(t, agentConfig{flags: []string{"-cgroup", "off"}})
 	requireNoCgroups(t, dir, 0)
@@ -132,6 +134,7 @@ func TestCgroupOff(t *testing.T) {
 // (a mount namespace with a tmpfs over /sys/fs/cgroup) falls back to the
 // tree stop with one line saying why.
 func TestCgroupAutoWithoutCgroup2(t *testing.T) {
+	t.Parallel()
 	requirePrivileged(t, "a mount namespace without cgroup2")
 	a := testTreeContainment(t, agentConfig{
 		flags: []string{"-cgroup", "auto"},
@@ -147,7 +150,7 @@ func TestCgroupAutoWithoutCgroup2(t *testing.T) {
 // stop ends that process.
 func testTreeContainment(t *testing.T, cfg agentConfig) *agent {
 	t.Helper()
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	cfg.program = binSh(`setsid sleep 60 </dev/null & echo ready; exec sleep 60`)
 	a := startAgent(t, cfg)
 	r := openReader(t, a.out)
@@ -172,6 +175,7 @@ func testTreeContainment(t *testing.T, cfg agentConfig) *agent {
 // TestCgroupBadDir: a -cgroup that is no cgroup v2 directory is the
 // agent's own failure, with one clear line.
 func TestCgroupBadDir(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
 		code, stderr := runAgent(t, nil, "run", "-dir", filepath.Join(t.TempDir(), "fb"), "-cgroup", dir, "--", "true")
 		if code != 125 || !strings.Contains(stderr, "-cgroup") {

@@ -134,7 +134,8 @@ func holdTurn(path, then string) string {
 // many asks waiting"); an ask whose asker went away while it waited is
 // dropped at its turn, and the child never sees it.
 func TestConversationQueueBounds(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("import itertools; c = itertools.count()").requireAnswer(t, "")
 	w := openWriter(t, filepath.Join(a.dir, "ask"))
@@ -204,7 +205,8 @@ func TestConversationQueueBounds(t *testing.T) {
 // is answered within -stop-timeout + 1 s (with busySlack on top), and the
 // agent keeps nothing of the stalled one.
 func TestConversationStalledAsker(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const stopTimeout = time.Second
 	a := startPython(t, "-stop-timeout", stopTimeout.String())
 	a.ask("print(1)").requireAnswer(t, "1\n")
@@ -230,7 +232,8 @@ func TestConversationStalledAsker(t *testing.T) {
 // asker that reads slowly keeps the agent under 20 MiB resident: the child
 // waits for the asker, and the answer arrives whole.
 func TestConversationBigAnswer(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("import sys").requireAnswer(t, "")
 	const size = 100 << 20
@@ -297,7 +300,8 @@ func vmHWM(t *testing.T, pid int) int { return procStatusBytes(t, pid, "VmHWM") 
 // ignores SIGINT and writes after -stop-timeout: the next ask waits for
 // the prompt, however long, and gets only its own answer.
 func TestConversationInterruptNoLeak(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t, "-stop-timeout", "1s")
 	a.ask("import signal, time; _ = signal.signal(signal.SIGINT, signal.SIG_IGN)").requireAnswer(t, "")
 	// The first turn writes only once the test releases it, after it
@@ -327,7 +331,8 @@ func TestConversationInterruptNoLeak(t *testing.T) {
 // asks: a turn longer than it is answered, and the agent stops about the
 // idle timeout after the last one.
 func TestConversationIdleTimeout(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const idle = 2 * time.Second
 	a := startPython(t, "-idle-timeout", idle.String())
 	// The answer is python3's clock as it ends the turn: the agent's last

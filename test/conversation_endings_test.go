@@ -21,7 +21,8 @@ import (
 // the child is interrupted back to its prompt, and the next ask answers
 // alone; a complete block answers.
 func TestConversationIncomplete(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^>>> $`, "-continuation", `^\.\.\. $`, "-stderr", "out"},
 		program: []string{"python3", "-i", "-q"}})
@@ -58,7 +59,8 @@ func TestConversationIncomplete(t *testing.T) {
 // with the command's status, and the end frame carries it; with the
 // default -settle and with -settle 0, which takes the prompt at once.
 func TestConversationShellStatus(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	for _, settle := range []string{"20ms", "0"} {
 		t.Run("settle="+settle, func(t *testing.T) { testShellStatus(t, settle) })
 	}
@@ -93,7 +95,8 @@ func testShellStatus(t *testing.T, settle string) {
 // ask that times out while the child has shown no prompt since it started
 // says so, naming the expression and quoting the child's last line.
 func TestConversationNotReady(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
 		program: []string{"python3", "-i", "-q"}})
@@ -132,7 +135,8 @@ func (a *agent) waitUnready(lastLine string) {
 // child has shown no prompt since it started says so on its one line, as
 // one past its limit does: the status file's turn carries it.
 func TestConversationNotReadyInterrupted(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-prompt", `^NEVER$`, "-stderr", "out"},
 		program: []string{"python3", "-i", "-q"}})
@@ -155,7 +159,8 @@ func TestConversationNotReadyInterrupted(t *testing.T) {
 // agent warns at start, once, that a prompt written to stderr cannot be
 // seen; with -stderr out or -tty it does not.
 func TestConversationPromptUnseen(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const warning = "a prompt the child writes to its stderr cannot be seen"
 	for _, tc := range []struct {
 		flags []string

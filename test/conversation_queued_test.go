@@ -27,7 +27,8 @@ const queuedLine = "the ask gave up while queued, so nothing was sent to the chi
 // reaches the child, and no turn is interrupted for them: the turn ahead
 // ends at its prompt with its whole answer.
 func TestConversationQueuedGiveUp(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("print(1)").requireAnswer(t, "1\n")
 	marks := t.TempDir()
@@ -105,7 +106,8 @@ func requireSqlite(t *testing.T) {
 // typed into DIR/in (what fifobridge type does) finishes it, and the next
 // ask is answered alone.
 func TestConversationSqliteKeepsInput(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requireSqlite(t)
 	a := startAgent(t, agentConfig{flags: []string{"-tty", "-prompt", `^sqlite> $`, "-continuation", `^   \.\.\.> $`},
 		program: []string{"sqlite3"}})

@@ -61,6 +61,7 @@ func rawTurn(t *testing.T, a *agent, id, input string, d time.Duration) (string,
 // are taken when they are seen waiting for input, since a wait for the
 // output to settle would outlast the test.
 func TestConversationReadyAtOnce(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	for _, tc := range readyCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +83,7 @@ func TestConversationReadyAtOnce(t *testing.T) {
 // TestConversationReadProbeOff: with FIFOBRIDGE_READ_PROBE=0 the turn
 // waits -settle (the control of TestConversationReadyAtOnce).
 func TestConversationReadProbeOff(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{env: []string{"FIFOBRIDGE_READ_PROBE=0"},
@@ -100,6 +102,7 @@ func TestConversationReadProbeOff(t *testing.T) {
 // more), does not end the turn; nor do prompt-like lines in a long
 // answer that the agent reads in pieces while the child already waits.
 func TestConversationPromptWhileBusy(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	requirePython(t)
 	for _, tc := range []struct{ name, flags string }{{"pipes", "-stderr out"}, {"terminal", "-tty"}} {
@@ -151,24 +154,31 @@ while True:
 // is read by a thread of its own is judged by -settle alone, since its
 // reader blocks on its input while another thread still writes: a
 // prompt-like line followed by a pause of 0.3 s does not end the turn,
-// and each of 20 asks gets its own answer whole. The issue's -settle 1s
-// becomes 3 s: on a busy machine python's pause of 0.3 s may take over a
-// second, and would then rightly end the turn; the old probe ended it
-// within 20 ms of the prompt, however long -settle.
+// and each of 20 asks gets its own answer whole: five in a row to each of
+// four agents at once, since each ask waits out -settle. The issue's
+// -settle 1s becomes 3 s: on a busy machine python's pause of 0.3 s may
+// take over a second, and would then rightly end the turn; the old probe
+// ended it within 20 ms of the prompt, however long -settle.
 func TestConversationThreadedReader(t *testing.T) {
 	checkLeaks(t, false)
 	t.Parallel()
 	requirePython(t)
-	a := startAgent(t, agentConfig{flags: []string{"-settle", "3s", "-prompt", `^fb> $`, "-stderr", "out"},
-		program: []string{"python3", "-c", threadedReader}})
-	for i := range 20 {
-		q := fmt.Sprintf("q%d", i)
-		want := fmt.Sprintf("got %s\nfb> \nmore %s\n", q, q)
-		got, last := rawTurn(t, a, q, q, 30*time.Second)
-		if got != want || last.Type != "end" || !last.Ready {
-			t.Fatalf("ask %d: answer %q ending with %s, want %q at the prompt", i, got, last.line, want)
-		}
+	for agent := range 4 {
+		t.Run(fmt.Sprint(agent), func(t *testing.T) {
+			t.Parallel()
+			checkLeaks(t, false)
+			a := startAgent(t, agentConfig{flags: []string{"-settle", "3s", "-prompt", `^fb> $`, "-stderr", "out"},
+				program: []string{"python3", "-c", threadedReader}})
+			for i := 5 * agent; i < 5*agent+5; i++ {
+				q := fmt.Sprintf("q%d", i)
+				want := fmt.Sprintf("got %s\nfb> \nmore %s\n", q, q)
+				got, last := rawTurn(t, a, q, q, 30*time.Second)
+				if got != want || last.Type != "end" || !last.Ready {
+					t.Fatalf("ask %d: answer %q ending with %s, want %q at the prompt", i, got, last.line, want)
+				}
+			}
+			a.stop()
+			requireNoReplies(t, a.dir)
+		})
 	}
-	a.stop()
-	requireNoReplies(t, a.dir)
 }

@@ -97,7 +97,8 @@ func (a *agent) startAsk(args ...string) (*exec.Cmd, *strings.Builder) {
 // errors included, concurrent asks in turn, a long answer whole while
 // nobody reads the transcript.
 func TestConversationPython(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("print(6*7)").requireAnswer(t, "42\n")
 	res := a.ask("1/0")
@@ -159,7 +160,8 @@ func TestConversationPython(t *testing.T) {
 // ask is answered; TERM ends the shell by its hangup, not by SIGKILL at
 // -stop-timeout.
 func TestConversationShellTerminal(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	// The agent runs as a script's background job would: SIGINT ignored.
 	wrap := []string{busybox, "sh", "-c", `trap '' INT; exec "$@"`, "sh"}
 	a := startAgent(t, agentConfig{wrap: wrap, wrapExecs: true, unsetEnv: []string{"TERM"},
@@ -207,7 +209,8 @@ func sleepsIn(pid int) []int {
 // not part of the answer; output that does not end its line ends at the
 // prompt that follows it on that line.
 func TestConversationContinuationPrompt(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{flags: []string{"-tty", "-prompt", `^>>> $`},
 		program: []string{"python3", "-i", "-q"}})
@@ -221,7 +224,8 @@ func TestConversationContinuationPrompt(t *testing.T) {
 // TestConversationKilledAsk: an ask killed mid-turn (SIGKILL: it removes
 // nothing) interrupts its turn, and its leftovers never reach the next.
 func TestConversationKilledAsk(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("print('warm')").requireAnswer(t, "warm\n")
 	// The orphaned turn would wait for ever: only an interrupt ends it.
@@ -243,8 +247,9 @@ func TestConversationKilledAsk(t *testing.T) {
 // with its status; a restarted child answers the next ask, and without a
 // restart queued asks fail with 125.
 func TestConversationChildExits(t *testing.T) {
+	t.Parallel()
 	t.Run("restarted", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startPython(t, "-restart", "always", "-backoff-min", "10ms")
 		res := a.ask("import sys; print('bye'); sys.exit(3)")
 		if res.code != 3 || res.stdout != "bye\n" {
@@ -253,7 +258,7 @@ func TestConversationChildExits(t *testing.T) {
 		a.ask("print(7)").requireAnswer(t, "7\n")
 	})
 	t.Run("not restarted", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startPython(t, "-restart", "never")
 		a.ask("print(1)").requireAnswer(t, "1\n")
 		first, out := a.startAsk("import sys, time; time.sleep(0.5); sys.exit(4)")
@@ -276,8 +281,9 @@ func TestConversationChildExits(t *testing.T) {
 // TestConversationRefused: ask needs an agent with -prompt; to any other
 // it writes nothing and exits 125. run refuses -prompt in exec mode.
 func TestConversationRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("exec mode", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 		waitServing(t, a)
 		res := runAs(t, nil, nil, "ask", "-dir", a.dir, "hello")
@@ -289,7 +295,7 @@ func TestConversationRefused(t *testing.T) {
 		}
 	})
 	t.Run("no -prompt", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{program: []string{busybox, "cat"}})
 		waitServing(t, a)
 		r := openReader(t, a.out)
@@ -312,10 +318,11 @@ func TestConversationRefused(t *testing.T) {
 
 // TestConversationHostUser: a member of DIR's group asks as it sends.
 func TestConversationHostUser(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	requirePython(t)
 	requireReachable(t, member)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	s := hostSetups[0]
 	a := startAgent(t, agentConfig{dir: s.makeDir(t), flags: []string{"-prompt", pythonPrompt, "-stderr", "out"},
 		program: []string{"python3", "-i", "-q"}})
@@ -327,7 +334,8 @@ func TestConversationHostUser(t *testing.T) {
 // TestConversationAskFollowed: DIR/ask is followed as DIR/in is: removed,
 // it is made again; replaced, the new one is served.
 func TestConversationAskFollowed(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startPython(t)
 	a.ask("print(1)").requireAnswer(t, "1\n")
 	askPath := filepath.Join(a.dir, "ask")
@@ -350,7 +358,8 @@ func TestConversationAskFollowed(t *testing.T) {
 // TestConversationSweep: the reply FIFO of an ask killed by SIGKILL is
 // removed by the agent's sweep, as a killed send's is.
 func TestConversationSweep(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requirePython(t)
 	a := startAgent(t, agentConfig{env: []string{sweepEnv},
 		flags:   []string{"-prompt", pythonPrompt, "-stderr", "out"},

@@ -16,6 +16,7 @@ import (
 // child running or the agent waiting to restart it. A Docker HEALTHCHECK
 // or a Kubernetes probe then sees the crash loop.
 func TestHealthCrashLoop(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	for _, tc := range []struct {
 		name    string
@@ -27,7 +28,7 @@ func TestHealthCrashLoop(t *testing.T) {
 		{"while in backoff", "exit 3", "1s", "backoff"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{program: sh(t, tc.script),
 				flags: []string{"-max-restarts", "-1", "-backoff-min", tc.backoff, "-backoff-max", tc.backoff}})
 			// All inside the default -restart-window of a minute.
@@ -60,6 +61,7 @@ func TestHealthCrashLoop(t *testing.T) {
 // -restart-window when that is shorter (the old rule waited until its
 // restarts left the window).
 func TestHealthCrashLoopBackoff(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		window string

@@ -14,6 +14,7 @@ import (
 // in, and relative -dir, -in, -out and -status keep working, replaced FIFOs
 // included.
 func TestCwd(t *testing.T) {
+	// Not parallel: t.Chdir changes the working directory of the whole process.
 	checkLeaks(t, true)
 	requireBusybox(t)
 	start := t.TempDir()

@@ -181,8 +181,9 @@ func fileID(t *testing.T, path string) string {
 // hoping the agent sets its mode through the link. 50 rounds (5 with
 // -short), spread over 5 agents at once (each remake waits a second).
 func TestFIFORemakeRace(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	agents, rounds := 5, soak("", 1, 10)
 	bin := sharedBin(t)
 	target := filepath.Join(t.TempDir(), "secret")
@@ -236,8 +237,9 @@ func TestFIFORemakeRace(t *testing.T) {
 // exec-mode agent starts is refused (125, one clear line), and its target
 // is not touched; so is a replies/ that another user made.
 func TestRepliesSymlinkAtStart(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	target := t.TempDir()
 	if err := os.Chmod(target, 0o755); err != nil {
 		t.Fatal(err)
@@ -277,8 +279,9 @@ func TestRepliesSymlinkAtStart(t *testing.T) {
 // reader, and names that FIFO as a request's reply: the request is
 // rejected on the output FIFO and not one byte reaches the FIFO outside.
 func TestRepliesSwappedWhileServing(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	dir := filepath.Join(t.TempDir(), "fb")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -310,8 +313,9 @@ func TestRepliesSwappedWhileServing(t *testing.T) {
 // TestRepliesNotListable: replies/ is 1733, so another user cannot list it
 // and learn a reply FIFO's name.
 func TestRepliesNotListable(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	bin := sharedBin(t)
 	dir := filepath.Join(sharedTemp(t), "fb")
 	a, w, _ := startExec(t, agentConfig{dir: dir, helper: "cat", program: helperProgram()})
@@ -333,8 +337,9 @@ func TestRepliesNotListable(t *testing.T) {
 // a group the child does not have, -perm 0660) the child cannot open DIR/in
 // for writing, and the agent does not warn.
 func TestUserCannotWriteIn(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	const group = 2000 // the clients' group (a pod's fsGroup)
 	bin := sharedBin(t)
 	dir := filepath.Join(sharedTemp(t), "fb")
@@ -368,8 +373,9 @@ func TestUserCannotWriteIn(t *testing.T) {
 // TestUserAccessWarning: with -user and -perm 0666 the child could write
 // DIR/in itself; the agent says so at start.
 func TestUserAccessWarning(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{helper: "cat", program: []string{sharedBin(t)},
 		flags: []string{"-user", fmt.Sprintf("%d:%d", nobody, nobody), "-perm", "0666"}})
 	a.waitStatus("running", func(st status) bool { return st.State == "running" })
@@ -382,7 +388,8 @@ func TestUserAccessWarning(t *testing.T) {
 // directory refuses to start (125, one clear line) and the first is not
 // disturbed.
 func TestAgentLock(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{helper: "cat", program: helperProgram()})
 	a.waitStatus("running", func(st status) bool { return st.State == "running" })
 	fi, err := os.Lstat(filepath.Join(a.dir, "lock"))
@@ -424,8 +431,9 @@ func lockFree(path string) error {
 // resolved once at start with the same rule: a symlink in a directory
 // others can write is refused (125) and nothing is made where it points.
 func TestInOutsideDirLink(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	shared := filepath.Join(t.TempDir(), "shared")
 	if err := os.Mkdir(shared, 0o777); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ var hostRunKinds = []hostRun{
 // TestDockerHost runs the image on the real engine the way host-side
 // drivers do, and checks that no container is ever left behind.
 func TestDockerHost(t *testing.T) {
+	t.Parallel()
 	requireDocker(t)
 	requireBusybox(t)
 	d := buildImages(t)

@@ -21,6 +21,7 @@ import (
 // stopped with a session still open, which the agent closes: exit 0,
 // nothing left in the container, the directory or the engine.
 func TestDockerSessions(t *testing.T) {
+	t.Parallel()
 	requireDocker(t)
 	requireRoot(t)
 	requireReachable(t, member)

@@ -486,6 +486,7 @@ func hostShell(t *testing.T, script string, args ...string) string {
 // container entrypoint, driven from the host through a bind-mounted FIFO
 // directory.
 func TestDocker(t *testing.T) {
+	t.Parallel()
 	requireDocker(t)
 	requireBusybox(t)
 	d := buildImages(t)

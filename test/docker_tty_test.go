@@ -31,6 +31,7 @@ ask() {
 // DIR/winsize, a restart on a fresh terminal that leaves nothing of the old
 // one, and docker stop.
 func TestDockerTTY(t *testing.T) {
+	t.Parallel()
 	requireDocker(t)
 	requireBusybox(t)
 	checkLeaks(t, false)

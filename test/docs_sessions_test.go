@@ -25,7 +25,8 @@ const sessionsWireHeading = "The control lines"
 // frame, the line and the closed frame with cat's status, and leave no
 // process, descriptor or FIFO behind.
 func TestDocsSessionsControl(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	script, line, err := docBlock("../docs/sessions.md", sessionsWireHeading, "sh")
 	if err != nil {
 		t.Fatal(err)

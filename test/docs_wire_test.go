@@ -103,7 +103,8 @@ func (c docsClient) run(args ...string) (int, string, string) {
 // nothing asked after it; a second run is answered too, and no reply
 // FIFO is left behind.
 func TestDocsWireClient(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	c := newDocsClient(t)
 	a := startPython(t)
 	a.ask("pass").requireAnswer(t, "") // the agent serves DIR/ask

@@ -78,7 +78,8 @@ func waitRejected(t *testing.T, a *agent, n int) {
 // reads fill the output FIFO; a stop is still honoured within -stop-timeout
 // + 1 s.
 func TestExecStopWithQueuedErrorsAndNoReader(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-mode", "exec", "-stop-timeout", "1s"},
 		program: binSh("cat"),
@@ -103,7 +104,8 @@ func TestExecStopWithQueuedErrorsAndNoReader(t *testing.T) {
 // TestExecTimeoutWithBlockedReply (finding 2): a request whose reply FIFO is
 // never read still ends at its time limit and frees its slot.
 func TestExecTimeoutWithBlockedReply(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags: []string{"-mode", "exec", "-max-concurrent", "1", "-stop-timeout", "1s"},
 		program: binSh(`read what; if [ "$what" = flood ]; then
@@ -134,7 +136,8 @@ func TestExecTimeoutWithBlockedReply(t *testing.T) {
 // FIFOs whose reader never reads neither delay the request loop nor another
 // request, nor a stop.
 func TestExecStalledRepliesDoNotStallOthers(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const stopTimeout = 3 * time.Second
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-mode", "exec", "-max-concurrent", "8", "-stop-timeout", stopTimeout.String()},
@@ -168,7 +171,8 @@ func TestExecStalledRepliesDoNotStallOthers(t *testing.T) {
 // trees ignore SIGTERM each get their exit frame at a stop, to a reader
 // attached all along, and the stop ends in bounded time.
 func TestExecExitFramesAtStopUnderLoad(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const n = 100
 	a, w, r := startExec(t, agentConfig{
 		flags:   []string{"-max-concurrent", strconv.Itoa(n), "-stop-timeout", "1s"},
@@ -212,7 +216,8 @@ func TestExecExitFramesAtStopUnderLoad(t *testing.T) {
 // TestExecRejectionBurstWithReader (finding 7): 1,000 bad lines in one
 // write, with the output FIFO read all along, give 1,000 error frames.
 func TestExecRejectionBurstWithReader(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const n = 1000
 	a, w, r := startExec(t, agentConfig{program: binSh("cat")})
 	var burst bytes.Buffer
@@ -268,7 +273,8 @@ func procStatusBytes(t *testing.T, pid int, field string) int {
 // nobody reading the output FIFO neither grow the agent nor its log, and it
 // keeps serving.
 func TestExecHugeIDsNoReader(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-mode", "exec", "-max-request", "2MiB"},
 		program: binSh("cat"),
@@ -301,7 +307,8 @@ func TestExecHugeIDsNoReader(t *testing.T) {
 // TestExecCutLineAnsweredOnItsReply (finding 10): a JSON line cut inside a
 // string still names its id and reply, and its error frame goes there.
 func TestExecCutLineAnsweredOnItsReply(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a, w, out := startExec(t, agentConfig{program: binSh("cat")})
 	path := filepath.Join(a.dir, "replies", "cut")
 	if err := unix.Mkfifo(path, 0o600); err != nil {
@@ -321,7 +328,8 @@ func TestExecCutLineAnsweredOnItsReply(t *testing.T) {
 // TestExecBlankLinesSkipped: an empty line, or one of only blanks, is no
 // request.
 func TestExecBlankLinesSkipped(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{program: binSh("cat")})
 	w.write([]byte("\n \t\r\n\n"))
 	w.writeLine("real")

@@ -15,6 +15,7 @@ import (
 // line, before it makes anything in DIR: no directory, no FIFOs, no lock,
 // no status file, no replies/. -exit-map applies to these codes.
 func TestExecProgramAtStart(t *testing.T) {
+	t.Parallel()
 	noExec := filepath.Join(t.TempDir(), "noexec")
 	if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -18,8 +18,9 @@ import (
 // TestExecStopWithoutReaders: a stop is honoured within -stop-timeout + 1 s
 // even when nobody reads the output FIFO and it is full.
 func TestExecStopWithoutReaders(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags: []string{"-mode", "exec", "-stop-timeout", "1s"},
 		// Output without end: more than the FIFO (1 MiB) and every
@@ -55,8 +56,9 @@ func statusActive(t *testing.T, a *agent) int {
 // TestExecBadInputWithoutReaders: error frames nobody reads do not stop the
 // agent from serving requests that have their own reply FIFO.
 func TestExecBadInputWithoutReaders(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, `cat`)})
 	w := openWriter(t, a.in)
 	for range 700 {
@@ -69,8 +71,9 @@ func TestExecBadInputWithoutReaders(t *testing.T) {
 // TestExecReaderLeavesQuietRequest: when send gives up, the agent stops its
 // request even though the child writes nothing, and the slot is free again.
 func TestExecReaderLeavesQuietRequest(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-mode", "exec", "-max-concurrent", "1"},
 		program: sh(t, `read what; if [ "$what" = slow ]; then exec sleep 30; fi; echo fast`),
@@ -91,8 +94,9 @@ func TestExecReaderLeavesQuietRequest(t *testing.T) {
 // TestExecInterruptedSendDoesNotSwallowTheNext: a send cancelled halfway
 // through writing its large request leaves no half line for the next one.
 func TestExecInterruptedSendDoesNotSwallowTheNext(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-mode", "exec", "-max-concurrent", "1", "-max-request", "4MiB"},
 		program: sh(t, `read what; if [ "$what" = busy ]; then exec sleep 30; fi; echo "$what"`),
@@ -114,8 +118,9 @@ func TestExecInterruptedSendDoesNotSwallowTheNext(t *testing.T) {
 // TestExecLinesReadAtStop: lines the agent had read but not started when it
 // was told to stop get an error frame each.
 func TestExecLinesReadAtStop(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{
 		flags:   []string{"-max-concurrent", "1"},
 		program: []string{busybox, "sleep", "30"},
@@ -143,8 +148,9 @@ func TestExecLinesReadAtStop(t *testing.T) {
 // TestExecReplyRules: replies/ is sticky like /tmp, and a hard link is no
 // reply FIFO (it could be the input FIFO itself).
 func TestExecReplyRules(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{program: sh(t, `cat`)})
 	fi, err := os.Stat(filepath.Join(a.dir, "replies"))
 	if err != nil {
@@ -171,8 +177,9 @@ func TestExecReplyRules(t *testing.T) {
 // TestSendCleansUpOnEveryExit: HUP, QUIT and a closed stdout remove the
 // reply FIFO as INT and TERM do.
 func TestSendCleansUpOnEveryExit(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, `sleep 30`)})
 	waitServing(t, a)
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
@@ -202,8 +209,9 @@ func requireServed(t *testing.T, dir string, stdin []byte, want string, text ...
 // TestExecForwardsSignals: HUP, QUIT, USR1, USR2 and WINCH reach every
 // running request's child, and stop nothing.
 func TestExecForwardsSignals(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	script := `for s in HUP QUIT USR1 USR2 WINCH; do trap "echo $s" $s; done; echo ready; read x; while :; do sleep 0.05; done`
 	a, w, r := startExec(t, agentConfig{program: sh(t, script)})
 	w.writeLine(`{"id":"s1","stdin":""}`)

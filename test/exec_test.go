@@ -259,11 +259,12 @@ func requireGone(t *testing.T, what string, pid int) {
 
 // TestExecProtocol checks the request and frame formats of exec mode.
 func TestExecProtocol(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	cat := []string{busybox, "cat"}
 
 	t.Run("plain line is stdin plus newline", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a, w, r := startExec(t, agentConfig{program: cat})
 		for _, line := range []string{"hello world", ` {"not":"json"}`, "tab\there é"} {
 			w.writeLine(line)
@@ -278,7 +279,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("JSON request fields", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		_, w, r := startExec(t, agentConfig{program: cat})
 		w.writeLine(jsonLine(t, map[string]any{"id": "r1", "stdin": "text\nmore"}))
 		resp := nextResponse(t, r)
@@ -297,7 +298,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("missing id is assigned", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		_, w, r := startExec(t, agentConfig{program: cat})
 		seen := map[string]bool{}
 		for i, line := range []string{`{"stdin":"a"}`, "b", `{"stdin":"c"}`, `{"id":"","stdin":"d"}`} {
@@ -314,7 +315,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("exit code, stderr and signal", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		program := sh(t, `read x; case "$x" in kill) kill -KILL $$;; err) echo oops >&2; echo out; exit 3;; esac; exit "$x"`)
 		_, w, r := startExec(t, agentConfig{program: program})
 		for _, code := range []int{0, 1, 42, 255} {
@@ -335,7 +336,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("args need -allow-args", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		program := sh(t, `echo "$*"`)
 		program = append(program, "fixed")
 		_, w, r := startExec(t, agentConfig{program: program, flags: []string{"-allow-args"}})
@@ -349,7 +350,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("reply FIFO gets the frames", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a, w, r := startExec(t, agentConfig{program: cat})
 		path := filepath.Join(a.dir, "replies", "mine")
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
@@ -364,7 +365,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("UTF-8 character split across writes", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		// "€" is E2 82 AC; the child writes it in two parts, the second
 		// once the agent has read the first.
 		_, w, r := startExec(t, agentConfig{program: helperProgram("a\342\202", "\254b", "\360\237", "\230\200\n"), helper: "parts"})
@@ -374,7 +375,7 @@ func TestExecProtocol(t *testing.T) {
 	})
 
 	t.Run("binary output at protocol level", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		data := make([]byte, 100<<10)
 		rand.NewChaCha8([32]byte{7}).Read(data)
 		_, w, r := startExec(t, agentConfig{program: cat})
@@ -395,7 +396,7 @@ func TestExecProtocol(t *testing.T) {
 		{"not found", os.Remove},
 	} {
 		t.Run("program cannot start: "+tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			program := filepath.Join(t.TempDir(), "program")
 			if err := os.WriteFile(program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 				t.Fatal(err)
@@ -427,6 +428,7 @@ func TestExecProtocol(t *testing.T) {
 // TestExecTimeout checks per-request limits: the child's tree is stopped
 // and the exit frame says timed_out.
 func TestExecTimeout(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	sleep := []string{busybox, "sleep", "30"}
 	requireTimedOut := func(t *testing.T, resp *response, limit time.Duration, signal string) {
@@ -442,7 +444,7 @@ func TestExecTimeout(t *testing.T) {
 	}
 
 	t.Run("request timeout field", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a, w, r := startExec(t, agentConfig{program: sleep})
 		w.writeLine(`{"id":"t1","timeout":"300ms"}`)
 		requireTimedOut(t, nextResponse(t, r), 300*time.Millisecond, "TERM")
@@ -450,21 +452,21 @@ func TestExecTimeout(t *testing.T) {
 	})
 
 	t.Run("agent -timeout", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		_, w, r := startExec(t, agentConfig{program: sleep, flags: []string{"-timeout", "300ms"}})
 		w.writeLine("plain")
 		requireTimedOut(t, nextResponse(t, r), 300*time.Millisecond, "TERM")
 	})
 
 	t.Run("request timeout overrides agent -timeout", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		_, w, r := startExec(t, agentConfig{program: []string{busybox, "sleep", "0.5"}, flags: []string{"-timeout", "100ms"}})
 		w.writeLine(`{"id":"long","timeout":"10s"}`)
 		nextResponse(t, r).requireExit(t, 0, "")
 	})
 
 	t.Run("child ignoring TERM is killed", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		program := sh(t, `trap "" TERM; "$1" sleep 30`)
 		program = append(program, busybox)
 		_, w, r := startExec(t, agentConfig{program: program, flags: []string{"-stop-timeout", "500ms"}})
@@ -489,7 +491,8 @@ func signalNumber(t *testing.T, name string) syscall.Signal {
 // TestExecGrandchild checks a grandchild holding the child's stdout does not
 // hold the response, and is killed.
 func TestExecGrandchild(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	// The child prints the grandchild's pid and exits at once; the
 	// grandchild inherited its stdout and keeps it open for 60 s.
 	program := append(sh(t, `"$1" sleep 60 & echo $!`), busybox)
@@ -520,8 +523,9 @@ func TestExecGrandchild(t *testing.T) {
 // TestExecBadInput sends requests the agent must reject, each followed by
 // a good one that must still work.
 func TestExecBadInput(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "cat"}, flags: []string{"-max-request", "1KiB"}})
 	replies := filepath.Join(a.dir, "replies")
 
@@ -662,8 +666,9 @@ func chunks(s string, n int) []string {
 // TestExecMaxConcurrent checks -max-concurrent bounds the children running
 // at once and queues the rest.
 func TestExecMaxConcurrent(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "sleep", "0.5"}, flags: []string{"-max-concurrent", "2"}})
 
 	stop := make(chan struct{})
@@ -707,8 +712,9 @@ func TestExecMaxConcurrent(t *testing.T) {
 // TestExecStop checks a stop request ends every running request with its
 // exit frame before the agent exits 0.
 func TestExecStop(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "sleep", "30"}})
 	ids := []string{"k1", "k2", "k3"}
 	for _, id := range ids {
@@ -748,8 +754,9 @@ func TestExecStop(t *testing.T) {
 // checks the agent holds as many descriptors afterwards and leaves no
 // zombies.
 func TestExecDescriptorStability(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	n := soak("", 300, 10000)
 	const warm = 20
 	a, w, r := startExec(t, agentConfig{program: []string{busybox, "true"}, flags: []string{"-max-concurrent", "4"}})
@@ -860,7 +867,8 @@ func threads(t *testing.T, pid int) int {
 // request with 100 KB of stdin and a plain line of 10 KB reach the child
 // whole. Only a line that carries a seal must match it (send's own).
 func TestExecLongLinesByHand(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	_, w, r := startExec(t, agentConfig{program: []string{busybox, "wc", "-c"}})
 	big, err := json.Marshal(map[string]any{"id": "big", "stdin": strings.Repeat("x", 100_000)})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // process in a session of its own that only the cgroup or a scan of /proc
 // can find.
 func TestStopOutOfDescriptors(t *testing.T) {
+	t.Parallel()
 	for _, containment := range []string{"cgroup", "off"} {
 		t.Run(containment, func(t *testing.T) {
 			cgroup := "off"

@@ -15,6 +15,8 @@ import (
 // file where they say, with that mode, and the FIFOs the agent made go
 // with it.
 func TestFlagPaths(t *testing.T) {
+	// Not parallel: it sets the umask of the whole process, which the others'
+	// agents would inherit.
 	requireBusybox(t)
 	checkLeaks(t, true)
 	base := t.TempDir()
@@ -63,8 +65,9 @@ func TestFlagPaths(t *testing.T) {
 // TestJSONLogs: -log-format json writes one JSON object per line, on stderr
 // only; -log-level error keeps info lines out.
 func TestJSONLogs(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-log-format", "json"}, program: sh(t, "exec cat")})
 	roundTrip(t, a.in, openReader(t, a.out), "logged")
 	a.stop()
@@ -90,8 +93,9 @@ func TestJSONLogs(t *testing.T) {
 // TestEnvironmentFlags: FIFOBRIDGE_<NAME> sets a run flag, and the command
 // line wins over it.
 func TestEnvironmentFlags(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	// The environment asks for exec mode; the command line says stream,
 	// so a line comes back raw, not as frames.
 	a := startAgent(t, agentConfig{
@@ -117,9 +121,10 @@ func TestEnvironmentFlags(t *testing.T) {
 // TestRestartWindow: only restarts inside -restart-window count towards
 // -max-restarts; a child that fails more slowly is restarted for good.
 func TestRestartWindow(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	t.Run("slow failures never exhaust the limit", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{
 			flags:   []string{"-max-restarts", "1", "-restart-window", "200ms", "-backoff-min", "10ms"},
 			program: sh(t, "sleep 0.4; exit 1"),
@@ -129,7 +134,7 @@ func TestRestartWindow(t *testing.T) {
 		a.stop()
 	})
 	t.Run("fast failures do", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{
 			flags:   []string{"-max-restarts", "1", "-restart-window", "1m", "-backoff-min", "10ms"},
 			program: sh(t, "sleep 0.2; exit 1"),
@@ -142,7 +147,8 @@ func TestRestartWindow(t *testing.T) {
 
 // TestVersion: fifobridge version prints its name and version and exits 0.
 func TestVersion(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	out, err := runQuiet(agentBin, "version")
 	if err != nil || !strings.HasPrefix(out, "fifobridge ") {
 		t.Fatalf("fifobridge version: %q, %v", out, err)
@@ -152,8 +158,9 @@ func TestVersion(t *testing.T) {
 // TestStopSignal: -stop-signal is what a stop sends; a child that ignores
 // TERM but ends on USR1 stops at once and cleanly.
 func TestStopSignal(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-stop-signal", "USR1", "-stop-timeout", "10s"},
 		program: sh(t, `trap "" TERM; trap "exit 0" USR1; echo ready; while :; do sleep 0.05; done`),
@@ -166,8 +173,9 @@ func TestStopSignal(t *testing.T) {
 
 // TestSendID: send -id names the request; the agent reports it by that id.
 func TestSendID(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: sh(t, "sleep 30")})
 	waitServing(t, a)
 	res := runSend(t, a.dir, nil, "-id", "my-request-7", "-timeout", "300ms", "x")

@@ -194,6 +194,7 @@ func testPidsCgroup(t *testing.T, limit int) string {
 // children's pids budget (-cgroup to a cgroup v2 directory, so cgroups are
 // in use) and without (-cgroup off: the agent's reserved threads alone).
 func TestForkBombPids(t *testing.T) {
+	// Not parallel: a fork bomb takes the machine's CPUs, by design.
 	for _, containment := range []string{"cgroup", "off"} {
 		t.Run(containment, func(t *testing.T) {
 			checkLeaks(t, false)
@@ -244,6 +245,7 @@ func TestForkBombPids(t *testing.T) {
 // threads alone keep it going) survives a fork bomb of one of its
 // requests, bomb after bomb.
 func TestDockerForkBomb(t *testing.T) {
+	// Not parallel: a fork bomb takes the machine's CPUs, by design.
 	requireDocker(t)
 	d := buildImages(t)
 	checkLeaks(t, false)

@@ -70,24 +70,24 @@ func deadPID(t *testing.T) int {
 
 // TestHealthStatusFile checks health against status files written by hand.
 func TestHealthStatusFile(t *testing.T) {
-	now := time.Now()
+	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		pid     func(t *testing.T) int
-		state   string
-		updated time.Time
-		want    int
+		name  string
+		pid   func(t *testing.T) int
+		state string
+		age   time.Duration // of the status file when it is written
+		want  int
 	}{
-		{"fresh, alive, running", selfPID, "running", now, 0},
-		{"fresh, alive, backoff", selfPID, "backoff", now, 0},
-		{"stale by a minute", selfPID, "running", now.Add(-time.Minute), 1},
-		{"stale by 20s", selfPID, "running", now.Add(-20 * time.Second), 1},
-		{"dead pid", deadPID, "running", now, 0}, // the lock tells, not the pid
-		{"lock free", nil, "running", now, 1},
-		{"state starting", selfPID, "starting", now, 1},
-		{"state stopping", selfPID, "stopping", now, 1},
-		{"state stopped", selfPID, "stopped", now, 1},
-		{"state unknown", selfPID, "dancing", now, 1},
+		{"fresh, alive, running", selfPID, "running", 0, 0},
+		{"fresh, alive, backoff", selfPID, "backoff", 0, 0},
+		{"stale by a minute", selfPID, "running", time.Minute, 1},
+		{"stale by 20s", selfPID, "running", 20 * time.Second, 1},
+		{"dead pid", deadPID, "running", 0, 0}, // the lock tells, not the pid
+		{"lock free", nil, "running", 0, 1},
+		{"state starting", selfPID, "starting", 0, 1},
+		{"state stopping", selfPID, "stopping", 0, 1},
+		{"state stopped", selfPID, "stopped", 0, 1},
+		{"state unknown", selfPID, "dancing", 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,7 +98,7 @@ func TestHealthStatusFile(t *testing.T) {
 				pid = tc.pid(t)
 				holdLock(t, dir) // an agent holds DIR/lock
 			}
-			writeStatusFile(t, filepath.Join(dir, "status.json"), pid, tc.state, tc.updated)
+			writeStatusFile(t, filepath.Join(dir, "status.json"), pid, tc.state, time.Now().Add(-tc.age))
 			requireHealth(t, tc.want, nil, "-dir", dir)
 		})
 	}
@@ -151,6 +151,7 @@ func holdLock(t *testing.T, dir string) {
 // TestHealthAgent checks health against real agents, in both modes, while
 // they run and after they stopped.
 func TestHealthAgent(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	for _, mode := range []string{"stream", "exec"} {
 		t.Run(mode, func(t *testing.T) {

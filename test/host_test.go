@@ -23,8 +23,9 @@ import (
 // agent in another PID namespace is gone: the pid in its status file (1)
 // always exists here.
 func TestHostLiveness(t *testing.T) {
+	t.Parallel()
 	requirePrivileged(t, "a PID namespace needs root and unshare(1)")
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		wrap:    []string{"unshare", "--pid", "--fork", "--kill-child"},
 		flags:   []string{"-mode", "exec"},
@@ -62,8 +63,9 @@ func TestHostLiveness(t *testing.T) {
 // TestHostSendStream: send to a stream-mode agent exits 125 at once (not
 // at the end of its -wait) and the child gets no byte, also with -wait.
 func TestHostSendStream(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{program: []string{busybox, "cat"}})
 	w := openWriter(t, a.in)
 	r := openReader(t, a.out)
@@ -88,8 +90,9 @@ func TestHostSendStream(t *testing.T) {
 // TestIdleExec: with -idle-timeout, an exec agent waits for its running and
 // queued requests, then stops as on TERM and exits 0.
 func TestIdleExec(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a, w, r := startExec(t, agentConfig{
 		flags:   []string{"-idle-timeout", "1s", "-max-concurrent", "1"},
 		program: sh(t, `read d; sleep "$d"; echo "slept $d"`),
@@ -113,8 +116,9 @@ func TestIdleExec(t *testing.T) {
 // none for the timeout it stops as on TERM, and exits with the child's
 // status (cat killed by TERM: 143).
 func TestIdleStream(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-idle-timeout", "2s"}, program: []string{busybox, "cat"}})
 	w := openWriter(t, a.in)
 	r := openReader(t, a.out)
@@ -136,9 +140,10 @@ func TestIdleStream(t *testing.T) {
 // TestExitMap: -exit-map rewrites the agent's exit code last, for every
 // row of the table but the agent's own failure.
 func TestExitMap(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	t.Run("143=0 after a TERM stop", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-exit-map", "143=0"}, program: []string{busybox, "cat"}})
 		a.waitChild()
 		if code := a.stop(); code != 0 {
@@ -146,7 +151,7 @@ func TestExitMap(t *testing.T) {
 		}
 	})
 	t.Run("several pairs", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		for _, tc := range []struct {
 			exit, want int
 		}{{3, 30}, {4, 4}, {0, 9}} {
@@ -166,14 +171,14 @@ func TestExitMap(t *testing.T) {
 		}
 	})
 	t.Run("program not found", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		code, stderr := runAgent(t, nil, "run", "-dir", filepath.Join(t.TempDir(), "fb"), "-exit-map", "127=0", "--", "/no/such/program")
 		if code != 0 {
 			t.Fatalf("agent exited %d, want 0 (127 mapped); stderr:\n%s", code, stderr)
 		}
 	})
 	t.Run("bad map is 125", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		for _, m := range []string{"143", "143=", "x=0", "256=0", "0=-1", "1=2,,3=4", "1=2,1=3"} {
 			code, stderr := runAgent(t, nil, "run", "-dir", filepath.Join(t.TempDir(), "fb"), "-exit-map", m, "--", busybox, "true")
 			if code != 125 {
@@ -186,7 +191,7 @@ func TestExitMap(t *testing.T) {
 		}
 	})
 	t.Run("the agent's own failure is not mapped", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "in"), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -250,9 +255,10 @@ func (a *agent) readTee() teeStatus {
 // copy, the agent's stdout; a stdout nobody reads never holds the FIFO
 // back: the copy drops bytes and counts them.
 func TestTee(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	t.Run("copy on stdout", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +282,7 @@ func TestTee(t *testing.T) {
 		}
 	})
 	t.Run("stdout not read", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -305,7 +311,7 @@ func TestTee(t *testing.T) {
 		}
 	})
 	t.Run("stdout's reader gone", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -331,7 +337,7 @@ func TestTee(t *testing.T) {
 		}
 	})
 	t.Run("exec mode refuses -tee", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		code, stderr := runAgent(t, nil, "run", "-dir", filepath.Join(t.TempDir(), "fb"), "-mode", "exec", "-tee", "--", busybox, "cat")
 		if code != 125 {
 			t.Fatalf("exec mode with -tee exited %d, want 125; stderr:\n%s", code, stderr)

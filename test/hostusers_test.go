@@ -162,6 +162,7 @@ func (s hostSetup) makeDir(t *testing.T) string {
 
 // TestHostUsers is the matrix of who may do what.
 func TestHostUsers(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, cred := range []*syscall.Credential{member, stranger, childUser} {
 		requireReachable(t, cred)
@@ -172,7 +173,7 @@ func TestHostUsers(t *testing.T) {
 	}{{"root", nil}, {"member", member}, {"stranger", stranger}}
 	for _, s := range hostSetups {
 		t.Run(s.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			flags := append([]string{"-mode", "exec", "-user", "1000:1000"}, s.flags...)
 			a := startAgent(t, agentConfig{dir: s.makeDir(t), flags: flags, program: []string{busybox, "cat"}})
 			a.waitStatus("running", func(st status) bool { return st.State == "running" })
@@ -337,8 +338,9 @@ func helperMkfifo(args []string) int {
 // agent in stream mode is told so, with nothing written: send read the
 // status file and checked the agent's lock, both as that user.
 func TestHostUsersStreamMode(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	requireReachable(t, member)
 	s := hostSetups[2] // enter-only
 	a := startAgent(t, agentConfig{dir: s.makeDir(t), program: []string{busybox, "cat"}})

@@ -15,6 +15,7 @@ import (
 // anyone opened the output FIFO keeps its output: the agent waits for a
 // reader (at most -stop-timeout) before it exits and removes the FIFO.
 func TestLastWords(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		flags []string
@@ -27,7 +28,7 @@ func TestLastWords(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			cfg := agentConfig{flags: append(tc.flags, "-stop-timeout", "30s"),
 				program: sh(t, "echo last words; exit "+strconv.Itoa(tc.code))}
 			if slicesContains(tc.flags, "-create=false") {
@@ -54,8 +55,9 @@ func TestLastWords(t *testing.T) {
 // TestLastWordsGivenUp: with no reader, the last words are given up after
 // -stop-timeout, and a TERM ends the wait at once.
 func TestLastWordsGivenUp(t *testing.T) {
+	t.Parallel()
 	t.Run("no reader", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-restart", "never", "-stop-timeout", "1s"},
 			program: sh(t, "echo nobody reads this; exit 3")})
 		if code := a.wait(hangTimeout); code != 3 {
@@ -66,7 +68,7 @@ func TestLastWordsGivenUp(t *testing.T) {
 		}
 	})
 	t.Run("TERM", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-restart", "never", "-stop-timeout", "60s"},
 			program: sh(t, "echo nobody reads this; exit 3")})
 		waitLastExit(t, a)
@@ -84,6 +86,7 @@ func TestLastWordsGivenUp(t *testing.T) {
 // With nobody on out it exits as soon as the child does, far below
 // -stop-timeout, with the words on its stdout; with a terminal too.
 func TestLastWordsTee(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		flags []string

@@ -54,7 +54,8 @@ func marker(t *testing.T) string {
 // that this process has as many open descriptors and goroutines as now.
 // Call it first in every test that starts processes or opens files, so that
 // its check runs after every other cleanup; pass countFDs=false in parallel
-// tests.
+// tests, whose descriptors and goroutines the run counts once, around all
+// the tests (runLeaks).
 func checkLeaks(t *testing.T, countFDs bool) {
 	t.Helper()
 	requireKnownSignals(t)

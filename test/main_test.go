@@ -125,7 +125,16 @@ func runTests(m *testing.M) int {
 		r.Close()
 		w.Close()
 	}
-	return m.Run()
+	defaultParallel()
+	leaks := startRunLeaks()
+	code := m.Run()
+	if code == 0 {
+		if why := leaks.check(); why != "" {
+			fmt.Fprintf(os.Stderr, "FAIL: %s", why)
+			code = 1
+		}
+	}
+	return code
 }
 
 // buildAgent builds fifobridge into dir: static, or with -race (which needs

@@ -54,6 +54,7 @@ const forgeTries = 100
 // It can open neither for reading, cannot list replies/, and nothing it
 // writes reaches a member's output.
 func TestPermSharedGroup(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, cred := range []*syscall.Credential{groupAgent, member, member2, intruder} {
 		requireReachable(t, cred)
@@ -76,7 +77,7 @@ func TestPermSharedGroup(t *testing.T) {
 			if tc.kind == "ask" {
 				requirePython(t)
 			}
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			dir := groupDir(t, groupAgent.Uid, 0o770|os.ModeSetgid)
 			startAgent(t, agentConfig{dir: dir, cred: groupAgent, flags: tc.flags, program: tc.program})
 			first, want := tc.request(0)
@@ -280,6 +281,7 @@ func okOrError(err error) string {
 // user reads an input FIFO or writes an output one: at start, and when the
 // agent makes a removed FIFO again.
 func TestPermModes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		perm    string // "" is the default, 0660
 		in, out uint32
@@ -295,7 +297,7 @@ func TestPermModes(t *testing.T) {
 			name = "default"
 		}
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			flags := []string{"-prompt", `^> $`}
 			if tc.perm != "" {
 				flags = append(flags, "-perm", tc.perm)
@@ -322,6 +324,7 @@ func TestPermModes(t *testing.T) {
 // that users other than its own may read says so at start, in one line
 // naming them; FIFOs only its own user reads give no warning.
 func TestPermCreateFalseWarns(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	const warning = "readable by other users"
 	for _, tc := range []struct {
@@ -338,7 +341,7 @@ func TestPermCreateFalseWarns(t *testing.T) {
 		{"write-only input", true, map[string]uint32{"in": 0o622, "out": 0o644, "ask": 0o620}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			dir := t.TempDir()
 			for name, mode := range tc.fifos {
 				p := filepath.Join(dir, name)
@@ -388,7 +391,8 @@ func TestPermCreateFalseWarns(t *testing.T) {
 // TestPermReplacedInputWarns: an input FIFO replaced by one that users
 // other than the agent's may read is served, and named in the log.
 func TestPermReplacedInputWarns(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{helper: "cat", program: helperProgram()})
 	a.waitLog("msg=serving")
 	if err := os.Remove(a.in); err != nil {
@@ -411,6 +415,7 @@ func TestPermReplacedInputWarns(t *testing.T) {
 // (DIR is 2770: the group may replace entries), and when a member put a
 // replies/ of its own in place of the agent's.
 func TestPermSendRefusesReaders(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, cred := range []*syscall.Credential{groupAgent, member, intruder} {
 		requireReachable(t, cred)
@@ -448,7 +453,7 @@ func TestPermSendRefusesReaders(t *testing.T) {
 		}, "could learn the reply FIFO's name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			dir := groupDir(t, groupAgent.Uid, 0o770|os.ModeSetgid)
 			a := startAgent(t, agentConfig{dir: dir, cred: groupAgent, flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 			if res := runAs(t, member, nil, "send", "-dir", dir, "-wait", "10s", "hello"); res.code != 0 || res.stdout != "hello\n" {
@@ -485,9 +490,10 @@ func TestPermSendRefusesReaders(t *testing.T) {
 // (missing, a regular file, a FIFO with two names) gets an error frame on
 // the output FIFO that does not name it, and so does an ask.
 func TestPermReplyNamesUnlogged(t *testing.T) {
+	t.Parallel()
 	const secret = "secret-5f0c9a"
 	t.Run("send", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{env: []string{sweepEnv}, flags: []string{"-mode", "exec", "-log-level", "debug"},
 			program: []string{busybox, "cat"}})
 		waitServing(t, a)
@@ -543,7 +549,7 @@ func TestPermReplyNamesUnlogged(t *testing.T) {
 		}
 	})
 	t.Run("ask", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-prompt", `^> $`, "-log-level", "debug"}, helper: "cat", program: helperProgram()})
 		a.waitLog("msg=serving")
 		w := openWriter(t, filepath.Join(a.dir, "ask"))

@@ -16,6 +16,7 @@ import (
 // agent with cgroups ("cgroup", the control) puts its child under a
 // budget of its own, so the check sees one where there is one.
 func TestCgroupOffNoPidsLimit(t *testing.T) {
+	t.Parallel()
 	for _, containment := range []string{"off", "cgroup"} {
 		t.Run(containment, func(t *testing.T) {
 			checkLeaks(t, false)

@@ -127,6 +127,7 @@ func (p *podman) exists(kind, name string) bool {
 // kube down ends the pod within its terminationGracePeriodSeconds, and
 // nothing of it is left.
 func TestPodmanKubePlay(t *testing.T) {
+	t.Parallel()
 	checkLeaks(t, false)
 	p := requirePodman(t)
 	grace := podGrace(t)

@@ -15,6 +15,7 @@ import (
 // default of ten minutes ends the black-box suite half way on a busy
 // machine.
 func TestREADMETestCommand(t *testing.T) {
+	t.Parallel()
 	read := func(path string) string {
 		t.Helper()
 		b, err := os.ReadFile(path)

@@ -31,6 +31,7 @@ const (
 // against images the test tags with the names the README uses, built from
 // the binary under test.
 func TestREADME(t *testing.T) {
+	t.Parallel()
 	blocks, err := readmeBlocks("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestREADME(t *testing.T) {
 	dk := newReadmeDocker(t, bin)
 	for _, b := range blocks {
 		t.Run(b.name(), func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			if b.docker() {
 				dk.require(t)
 			}

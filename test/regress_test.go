@@ -15,7 +15,8 @@ import (
 // TestInputAcrossRestart: lines the first child did not read, all of them
 // already read by the agent, reach the next child without new input.
 func TestInputAcrossRestart(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		flags:   []string{"-restart", "on-failure", "-max-restarts", "10", "-backoff-min", "10ms", "-backoff-max", "10ms"},
 		program: sh(t, `read line; echo "got:$line"; exit 1`),
@@ -34,7 +35,8 @@ func TestInputAcrossRestart(t *testing.T) {
 // TestQuietOutputFollowsReplacedFIFO: output waiting in an output FIFO that
 // is replaced moves to the new one without the child writing again.
 func TestQuietOutputFollowsReplacedFIFO(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{program: sh(t, `echo hello; echo world; exec sleep 100`)})
 	waitFIFOHolds(t, a.out, len("hello\nworld\n"))
 	tmp := a.out + ".new"
@@ -55,7 +57,8 @@ func TestQuietOutputFollowsReplacedFIFO(t *testing.T) {
 // the agent is not part of the child's tree: it outlives the child's exit
 // and the agent.
 func TestInheritedProcessesSurvive(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requireBusybox(t)
 	dir := filepath.Join(t.TempDir(), "fb")
 	pidFile := filepath.Join(t.TempDir(), "sleeper")

@@ -12,8 +12,9 @@ import (
 // the child's stdin. An agent without -allow-args refuses the request:
 // 125, one clear line.
 func TestSendArgs(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec", "-allow-args"}, program: []string{busybox, "echo"}})
 	waitServing(t, a)
 	res := runSend(t, a.dir, nil, "-arg", "a", "-arg", "b c")

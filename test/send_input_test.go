@@ -21,8 +21,9 @@ import (
 // its write with a newline, so the fragment is a request of its own and
 // send's output arrives on its reply.
 func TestSendAfterFragment(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 	r := openReader(t, a.out)
 	w := openWriter(t, a.in)
@@ -108,8 +109,9 @@ func worldDir(t *testing.T) string {
 // without the lock; a larger one waits at most a second for it, then
 // fails with 125; once the lock is free, it goes through.
 func TestSendLockRule(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 	waitServing(t, a)
 	release := startLocker(t, a.in)

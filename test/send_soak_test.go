@@ -24,6 +24,7 @@ import (
 // (checked: with a client that drops one stdout frame in 1,000, 3,000
 // sends fail).
 func TestSendSoak(t *testing.T) {
+	// Not parallel: its busy loops take both CPUs, by design.
 	checkLeaks(t, true)
 	n := soak("FIFOBRIDGE_SEND_SOAK", 300, 20000)
 	if raceBuild && !testing.Short() && os.Getenv("FIFOBRIDGE_SEND_SOAK") == "" {

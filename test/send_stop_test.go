@@ -24,8 +24,9 @@ func waitFile(t *testing.T, path string) {
 // prints them and exits with the child's code, not 125 "the agent went
 // away".
 func TestSendThroughGracefulStop(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	mark := filepath.Join(t.TempDir(), "trapped")
 	// The trap's sleep is the child's own slow shutdown, longer than the
 	// period at which send looks for an agent.
@@ -50,8 +51,9 @@ func TestSendThroughGracefulStop(t *testing.T) {
 // TestSendAgentKilledWhileQueued: a request still waiting for a slot when
 // the agent is killed ends with 125 and one line, not with send's timeout.
 func TestSendAgentKilledWhileQueued(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	mark := filepath.Join(t.TempDir(), "busy")
 	program := append(sh(t, `touch "$1"; exec sleep 30`), mark)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec", "-max-concurrent", "1"}, program: program})

@@ -157,7 +157,8 @@ func (res sendResult) requireCode(t *testing.T, want int) {
 // TestSendConcurrent runs 32 sends at once; each gets exactly its own
 // output and exit code.
 func TestSendConcurrent(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	program := sh(t, `read x; echo "got $x"; echo "err $x" >&2; exit $(( x * 37 % 256 ))`)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: program})
 	openReader(t, a.out) // nothing may arrive here, but a reader is there
@@ -189,7 +190,8 @@ func TestSendConcurrent(t *testing.T) {
 // TestSendBinary checks stdin, stdout and stderr pass through send byte
 // for byte: NUL bytes, invalid UTF-8, split characters.
 func TestSendBinary(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	// The child copies its stdin to both stdout and stderr.
 	program := append(sh(t, `"$1" tee /proc/self/fd/2`), busybox)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: program})
@@ -221,10 +223,11 @@ func TestSendBinary(t *testing.T) {
 // TestSendExitCodes checks send's exit codes and that it removes its reply
 // FIFO on every path.
 func TestSendExitCodes(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 
 	t.Run("child exit codes", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		program := sh(t, `read c; case "$c" in kill) kill -KILL $$;; esac; exit "$c"`)
 		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: program})
 		openReader(t, a.out)
@@ -255,7 +258,7 @@ func TestSendExitCodes(t *testing.T) {
 			{"agent -timeout, send default", []string{"-timeout", "300ms"}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				checkLeaks(t, true)
+				checkLeaks(t, false)
 				a := startAgent(t, agentConfig{flags: append([]string{"-mode", "exec"}, tc.agentFlags...), program: []string{busybox, "sleep", "30"}})
 				openReader(t, a.out)
 				waitServing(t, a)
@@ -345,7 +348,7 @@ func TestSendExitCodes(t *testing.T) {
 			{"program not executable", nil, []string{noExec}, []byte("hi\n")},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				checkLeaks(t, true)
+				checkLeaks(t, false)
 				a := startAgent(t, agentConfig{flags: append([]string{"-mode", "exec"}, tc.flags...), program: tc.program})
 				r := openReader(t, a.out)
 				waitServing(t, a)
@@ -372,7 +375,7 @@ func TestSendExitCodes(t *testing.T) {
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("reply FIFO removed on "+sig.String(), func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "sleep", "30"}})
 			openReader(t, a.out)
 			waitServing(t, a)
@@ -397,7 +400,7 @@ func TestSendExitCodes(t *testing.T) {
 	}
 
 	t.Run("125 when the agent dies during the request", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "sleep", "30"}})
 		openReader(t, a.out)
 		waitServing(t, a)
@@ -417,7 +420,8 @@ func TestSendExitCodes(t *testing.T) {
 // TestSendEnv checks send takes its directory from FIFOBRIDGE_DIR, and
 // that -dir wins over it.
 func TestSendEnv(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requireBusybox(t)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
 	openReader(t, a.out)

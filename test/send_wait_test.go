@@ -12,8 +12,9 @@ import (
 // TestSendWait: with -wait, send first waits for an agent to serve DIR (a
 // container still starting) instead of failing at once.
 func TestSendWait(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	dir := filepath.Join(t.TempDir(), "fb")
 	s := startSend(t, dir, nil, nil, "-wait", "20s", "early")
 	a := startAgent(t, agentConfig{dir: dir, flags: []string{"-mode", "exec"}, program: []string{busybox, "cat"}})
@@ -33,8 +34,9 @@ func TestSendWait(t *testing.T) {
 // TestSendStreamMode: sent to an agent in stream mode, send writes nothing
 // and exits 125 saying so.
 func TestSendStreamMode(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{program: []string{busybox, "cat"}})
 	r := openReader(t, a.out)
 	a.waitStatus("running", func(st status) bool { return st.State == "running" })
@@ -50,8 +52,9 @@ func TestSendStreamMode(t *testing.T) {
 // TestHealthWait: health -wait exits 0 as soon as the agent is healthy, and
 // 1 with the reason when it does not become healthy in time.
 func TestHealthWait(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
-	checkLeaks(t, true)
+	checkLeaks(t, false)
 	dir := filepath.Join(t.TempDir(), "fb")
 	done := make(chan int, 1)
 	go func() { code, _ := health(t, nil, "-dir", dir, "-wait", "20s"); done <- code }()

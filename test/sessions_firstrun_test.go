@@ -25,7 +25,8 @@ const firstRunLimit = 2 * time.Second
 // still reaches the agent's stderr when that is the child's, and the
 // agent's descriptors are back where they were.
 func TestSessionsFirstRunFails(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	env := busybox // env(1)'s path, see TestMain
 	type open struct {
 		name  string
@@ -102,7 +103,8 @@ func TestSessionsFirstRunFails(t *testing.T) {
 // open and quotes its line; a first run that ends at once otherwise (true
 // exits 0) is a child that started: open exits 0, as it always did.
 func TestSessionsFirstRunEdges(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessionsAgent(t, []string{"-allow-args", "-max-sessions", "1", "-restart", "never"}, []string{busybox})
 	// The sleep is what is tested: the child ends after its first second.
 	late := []string{"-prompt", shPrompt, "-arg", "sh", "-arg", "-c", "-arg", "sleep 1.2; echo nothing here >&2; exit 127", "late"}

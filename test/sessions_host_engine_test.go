@@ -24,7 +24,8 @@ const hostShPrompt = `^[#$] $`
 // still answers; send and ask without -session write nothing and exit
 // 125 with one line.
 func TestSessionsHostCommands(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessionsAgent(t, nil, []string{"/bin/sh"})
 	a.host("open", "-tty", "-prompt", hostShPrompt, "sh1").requireCode(t, "open sh1", 0, "")
 	a.host("open", "-tty", "-prompt", hostShPrompt, "sh2").requireCode(t, "open sh2", 0, "")
@@ -83,7 +84,8 @@ func TestSessionsHostCommands(t *testing.T) {
 // An open whose child shows no prompt in time exits 124 naming `close`;
 // the session stays open, and close ends it.
 func TestSessionsHostOpenTimeout(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessionsAgent(t, nil, []string{"/bin/sh"})
 	a.host("open", "-tty", "-prompt", "^NEVER$", "-timeout", "1s", "slow").
 		requireCode(t, "open without a prompt", 124, "fifobridge close slow")

@@ -56,7 +56,8 @@ func lsNames(out string) []string {
 // open, close and ls to an agent in exec mode write nothing and exit
 // 125 with one line that says which mode it is in.
 func TestSessionsHostWrongMode(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-mode", "exec"}, program: []string{"cat"}})
 	a.waitStatus("exec mode serving", func(st status) bool { return st.Mode == "exec" && st.State == "running" })
 	for _, args := range [][]string{{"open", "sh1"}, {"close", "sh1", "sh2"}, {"ls"}, {"ask", "-session", "sh1", "x"}} {

@@ -29,6 +29,8 @@ const (
 // the agent some eight times a second: its ask FIFO's follower ticked
 // every second, and it swept DIR/replies by itself.
 func TestSessionsIdleWakeNothing(t *testing.T) {
+	// Not parallel: it counts the agent's wakeups, which the others' load
+	// adds to (one race pass of the parallel suite saw 115 for 95).
 	checkLeaks(t, true)
 	a := startSessions(t, []string{"-stderr", "out", "-prompt", shPrompt, "-max-sessions", strconv.Itoa(idleSessions)},
 		[]string{"/bin/sh", "-i"})

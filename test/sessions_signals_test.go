@@ -13,7 +13,8 @@ import (
 // Signals the agent forwards reach every session, on a terminal and on
 // pipes: USR1 to the agent runs each session's trap.
 func TestSessionsForwardedSignals(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	marks := t.TempDir()
 	script := `trap 'echo caught > "$1"' USR1; printf '> '; while :; do sleep 1; done`
 	a := startSessions(t, []string{"-allow-args", "-prompt", `^> $`}, []string{"/bin/sh", "-c", script, "sh"})

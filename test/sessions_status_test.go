@@ -11,7 +11,8 @@ import (
 // it lists the session, once a close is answered it no longer does, so
 // that `health -session` right after either agrees with it.
 func TestSessionsStatusFollowsAnswers(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessions(t, []string{"-stderr", "out"}, []string{"/bin/sh", "-i"})
 	names := func() []string {
 		var got []string

@@ -21,7 +21,8 @@ const shPrompt = `^[#$] $`
 // at once; each answers its own asks; cd in one does not move another;
 // list lists them; the status file has them.
 func TestSessionsShellsAndREPL(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessions(t, []string{"-allow-args", "-stderr", "out"}, []string{"/bin/sh"})
 	a.mustOpen("sh1", map[string]any{"tty": true, "prompt": shPrompt})
 	a.mustOpen("sh2", map[string]any{"tty": true, "prompt": shPrompt})
@@ -63,7 +64,8 @@ func TestSessionsShellsAndREPL(t *testing.T) {
 // included, removes its directory, and the other sessions answer; a
 // second close is refused.
 func TestSessionsCloseEndsTree(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessions(t, nil, []string{"/bin/sh"})
 	a.mustOpen("one", map[string]any{"tty": true, "prompt": shPrompt})
 	a.mustOpen("two", map[string]any{"tty": true, "prompt": shPrompt})
@@ -97,7 +99,8 @@ func TestSessionsCloseEndsTree(t *testing.T) {
 // DIR/sessions; a link or a file another user planted at
 // DIR/sessions/NAME is refused and left alone.
 func TestSessionsNames(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startSessions(t, nil, []string{"/bin/cat"})
 	before, _ := os.ReadDir(a.dir)
 	for _, bad := range []string{"../x", ".hid", "a/b", strings.Repeat("n", 65), ""} {
@@ -146,7 +149,8 @@ func TestSessionsNames(t *testing.T) {
 // Issue 28, test 5: -max-sessions, -session-idle, reuse, and args, env and
 // cwd only with -allow-args.
 func TestSessionsLimits(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	t.Run("max-sessions and reuse", func(t *testing.T) {
 		a := startSessions(t, []string{"-max-sessions", "2"}, []string{"/bin/cat"})
 		pid := a.mustOpen("a", nil)
@@ -195,7 +199,8 @@ func TestSessionsLimits(t *testing.T) {
 // ignore HUP and TERM: it exits 0 within -stop-timeout + 1 s, and nothing
 // is left (processes, cgroups, directories).
 func TestSessionsStopIgnored(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	cg := testCgroup(t)
 	a := startSessions(t, []string{"-stop-timeout", "2s", "-cgroup", cg},
 		binSh(`trap '' HUP TERM; sleep 300 & printf '> '; while :; do sleep 1; done`))
@@ -224,7 +229,8 @@ func TestSessionsStopIgnored(t *testing.T) {
 // descriptors, goroutines and /dev/pts entries where they were, while
 // another process opens and closes terminals of its own.
 func TestSessionsOpenCloseCycles(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	startPTYChurner(t)
 	a := startSessions(t, []string{"-stderr", "out"}, []string{"/bin/sh", "-i"})
 	cycle := func(i int) {

@@ -15,7 +15,8 @@ import (
 // one after each frame it writes, never end it, and every request gets its
 // exit frame; twenty trials (two with -short).
 func TestSignalReservedUnderLoad(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		t.Fatalf("find true(1): %v", err)

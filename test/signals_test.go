@@ -159,6 +159,7 @@ func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
 // a time; its child, which catches them all, gets each exactly once, and the
 // agent neither dies nor stops and keeps serving.
 func TestSignalMatrix(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		wrap []string
@@ -170,7 +171,7 @@ func TestSignalMatrix(t *testing.T) {
 			if tc.wrap != nil {
 				requirePrivileged(t, "a PID namespace needs root and unshare(1)")
 			}
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{wrap: tc.wrap, program: helperProgram(), helper: "catchall"})
 			r := openReader(t, a.out)
 			r.expectLine("ready")
@@ -201,7 +202,8 @@ func TestSignalMatrix(t *testing.T) {
 // the agent is forwarded like any other; the agent goes on and exits with
 // its child's status, which died of the signal.
 func TestSignalAgentSurvivesFaultSignals(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requireBusybox(t)
 	for _, sig := range []syscall.Signal{syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE,
 		syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.Signal(16)} {
@@ -221,7 +223,8 @@ func TestSignalAgentSurvivesFaultSignals(t *testing.T) {
 // when the agent starts are so in its child, and a HUP sent to the agent
 // does not kill the child.
 func TestSignalInheritedState(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		wrap:      []string{selfBin, "sigstate"},
 		wrapExecs: true, // the agent is the process started
@@ -268,7 +271,8 @@ func TestSignalInheritedState(t *testing.T) {
 // end the agent, and its child starts with them at their default where
 // the agent has a handler for them (amd64, arm64), else ignored.
 func TestSignalReservedRealtime(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{program: helperProgram(), helper: "catchall"})
 	r := openReader(t, a.out)
 	r.expectLine("ready")

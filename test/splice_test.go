@@ -124,6 +124,7 @@ func (a *attacker) report(t *testing.T) string {
 // or 125 at once, never an answer it did not cause, and the attacker's
 // reply FIFO never gets a byte of the victim's stdin.
 func TestExecSpliceAttack(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, cred := range []*syscall.Credential{member, intruder} {
 		requireReachable(t, cred)
@@ -187,8 +188,12 @@ func spliceRound(t *testing.T, variant string) bool {
 	}
 	res := victim.wait(t, hangTimeout)
 	att.tell(t, "stop")
-	// Every line before it has been read once this one is answered.
-	if honest := runSend(t, dir, nil, "-timeout", "8s", "honest"); honest.code != 0 || string(honest.stdout) != "honest\n" {
+	// Every line before it has been read once this one is answered. The
+	// attacker's lines ahead of it are up to maxSplices requests, served
+	// one at a time, each a process: a busy machine may take more than
+	// seconds for them.
+	honest := startSend(t, dir, nil, nil, "-timeout", "60s", "honest").wait(t, time.Minute+hangTimeout)
+	if honest.code != 0 || string(honest.stdout) != "honest\n" {
 		t.Errorf("a send after the attack exited %d printing %q; stderr:\n%s", honest.code, honest.stdout, honest.stderr)
 	}
 	a.waitStatus("no request running", func(s status) bool { return s.Requests.Active == 0 })
@@ -365,6 +370,7 @@ const maxSplices, splicers = 100, 4
 // requests ahead of it, plus a margin; each stalled request is given up
 // once, in the log.
 func TestExecStallByUnreadReplies(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, cred := range []*syscall.Credential{member, intruder} {
 		requireReachable(t, cred)

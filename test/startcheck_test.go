@@ -65,6 +65,7 @@ func startCheckCases(t *testing.T) []struct {
 // before it makes anything in DIR: no FIFO is served, no status file
 // says healthy.
 func TestExecStartCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range startCheckCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,6 +90,7 @@ func TestExecStartCheck(t *testing.T) {
 // TestStreamStartCheck: the same programs as a stream child end the agent
 // with the same codes, from the child's start.
 func TestStreamStartCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range startCheckCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -111,6 +113,7 @@ func TestStreamStartCheck(t *testing.T) {
 // on the main thread the agent's own Uid was the child's, for good, and
 // the child's user could reach the agent's /proc files.
 func TestStartCheckKeepsAgentRoot(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, mode := range []string{"exec", "stream"} {
 		t.Run(mode, func(t *testing.T) {

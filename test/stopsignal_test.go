@@ -20,8 +20,9 @@ const interactiveStopBound = 15 * time.Second
 // with -tty: a shell on pipes ignores TERM, and would take -stop-timeout
 // and SIGKILL to stop. -stop-signal still wins.
 func TestStopSignalConversation(t *testing.T) {
+	t.Parallel()
 	t.Run("bash on pipes ends on HUP", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		bash, err := exec.LookPath("bash")
 		if err != nil {
 			t.Fatalf("bash is needed (CI installs it): %v", err)
@@ -40,7 +41,7 @@ func TestStopSignalConversation(t *testing.T) {
 		requireIgnoreWarnings(t, a, 0)
 	})
 	t.Run("-stop-signal still wins", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{
 			flags:   []string{"-prompt", `^\$ $`, "-stop-signal", "TERM", "-stop-timeout", "30s"},
 			program: sh(t, `trap '' HUP; trap 'exit 6' TERM; echo ready; while :; do sleep 0.05; done`),
@@ -59,9 +60,10 @@ func TestStopSignalConversation(t *testing.T) {
 // stopped by the agent or one at its time limit; a child that acts on
 // its signal gets none.
 func TestStopWarnsIgnored(t *testing.T) {
+	t.Parallel()
 	flags := []string{"-stop-timeout", "4s"}
 	t.Run("stream child ignores TERM", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{program: helperProgram(), helper: "ignoreterm", flags: flags})
 		openReader(t, a.out).expectLine("ready")
 		if code := a.stop(); code != 137 {
@@ -70,7 +72,7 @@ func TestStopWarnsIgnored(t *testing.T) {
 		requireIgnoreWarnings(t, a, 1)
 	})
 	t.Run("stream child acts on TERM", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{program: helperProgram(), helper: "sleep", flags: flags})
 		openReader(t, a.out).expectLine("ready")
 		if code := a.stop(); code != 143 {
@@ -80,7 +82,7 @@ func TestStopWarnsIgnored(t *testing.T) {
 	})
 	ignoring := binSh(`trap "" TERM; echo ready; exec sleep 60`)
 	t.Run("exec request stopped with the agent", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a, w, r := startExec(t, agentConfig{program: ignoring, flags: flags})
 		w.write([]byte(`{"id":"r"}` + "\n"))
 		all := map[string]*response{}
@@ -101,7 +103,7 @@ func TestStopWarnsIgnored(t *testing.T) {
 		requireIgnoreWarnings(t, a, 1)
 	})
 	t.Run("exec request at its time limit", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{program: ignoring, flags: append([]string{"-mode", "exec"}, flags...)})
 		waitServing(t, a)
 		runSend(t, a.dir, nil, "-timeout", "300ms", "x").requireCode(t, 124)

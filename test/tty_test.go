@@ -83,7 +83,8 @@ func terminalFDs(pid int) (masters []string, slaves, all int) {
 }
 
 func TestTTYTerminal(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	report := filepath.Join(t.TempDir(), "fds")
 	a := startAgent(t, agentConfig{
 		flags: []string{"-tty", "-tty-size", "132x43", "-restart", "never"},
@@ -166,6 +167,7 @@ func pipeFill(t *testing.T, f *os.File) (size, held int) {
 // TestTTYLineBuffered: programs that block-buffer a pipe answer each line
 // at once on a terminal.
 func TestTTYLineBuffered(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"tr": {busybox, "tr", "a-z", "A-Z"},
 		// No -u, and PYTHONUNBUFFERED is emptied below.
@@ -177,7 +179,7 @@ func TestTTYLineBuffered(t *testing.T) {
 				// python3 is not in every base image; tr is.
 				testgate.Skip(t, "%s is not installed: %v", program[0], err)
 			}
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never"}, program: program, env: []string{"PYTHONUNBUFFERED="}})
 			w, r := openWriter(t, a.in), openReader(t, a.out)
 			for i := range 5 {
@@ -190,8 +192,9 @@ func TestTTYLineBuffered(t *testing.T) {
 }
 
 func TestTTYControlCharacters(t *testing.T) {
+	t.Parallel()
 	t.Run("InterruptForeground", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never"},
 			program: sh(t, `trap 'echo trapped INT' INT; echo ready; sleep 30; echo after`)})
 		r := openReader(t, a.out)
@@ -213,7 +216,7 @@ func TestTTYControlCharacters(t *testing.T) {
 		}
 	})
 	t.Run("EndOfFile", func(t *testing.T) {
-		checkLeaks(t, true)
+		checkLeaks(t, false)
 		a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never"}, program: []string{busybox, "cat"}})
 		w, r := openWriter(t, a.in), openReader(t, a.out)
 		w.writeLine("abc")
@@ -226,7 +229,8 @@ func TestTTYControlCharacters(t *testing.T) {
 }
 
 func TestTTYWinsize(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "never"},
 		program: sh(t, `trap 'stty size' WINCH; echo ready; while :; do sleep 0.05; done`)})
 	r := openReader(t, a.out)
@@ -275,10 +279,11 @@ func TestTTYWinsize(t *testing.T) {
 // ends it: when the child exits by itself, and when the agent is stopped
 // (the job ignores the stop signal, TERM).
 func TestTTYHangup(t *testing.T) {
+	t.Parallel()
 	for _, stopped := range []bool{false, true} {
 		name := map[bool]string{false: "ChildExits", true: "AgentStopped"}[stopped]
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			got := filepath.Join(t.TempDir(), "hup")
 			// -stop-timeout far beyond the wait for the agent's exit: the
 			// job goes by its HUP, not at the end of the stop sequence.
@@ -317,7 +322,8 @@ func TestTTYHangup(t *testing.T) {
 // dropped would go unnoticed: bridge's TestTerminalKeepsInputNoTerminalTook
 // checks that exactly, with pipes for terminals.)
 func TestTTYCarryOver(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	tmp := t.TempDir()
 	mark, goOn := filepath.Join(tmp, "mark"), filepath.Join(tmp, "go")
 	a := startAgent(t, agentConfig{flags: []string{"-tty", "-restart", "on-failure", "-backoff-min", "10ms"},
@@ -388,7 +394,8 @@ func TestTTYCarryOver(t *testing.T) {
 // closes terminals of its own, nothing of an old terminal survives, and
 // no zombie is left.
 func TestTTYRestartLeaks(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	churner := startPTYChurner(t)
 	restarts := soak("", 200, 1000)
 	a := startAgent(t, agentConfig{
@@ -471,7 +478,8 @@ func (a *agent) waitStatusWithin(what string, limit time.Duration, cond func(sta
 // TestTTYOutputIntegrity sends 8 MiB of text through cat on a raw terminal
 // while the output reader hangs up and comes back.
 func TestTTYOutputIntegrity(t *testing.T) {
-	checkLeaks(t, true)
+	t.Parallel()
+	checkLeaks(t, false)
 	const size = 8 << 20
 	var data bytes.Buffer
 	rnd := rand.New(rand.NewPCG(3, 4))
@@ -522,10 +530,11 @@ func TestTTYOutputIntegrity(t *testing.T) {
 // TestTTYStop: TERM stops a -tty child that ignores it, and a process on
 // its terminal that ignores TERM and HUP, within -stop-timeout + 1 s.
 func TestTTYStop(t *testing.T) {
+	t.Parallel()
 	for _, full := range []bool{false, true} {
 		name := map[bool]string{false: "NoReader", true: "FullOutput"}[full]
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t, true)
+			checkLeaks(t, false)
 			work := "sleep 60"
 			if full {
 				work = "yes"
@@ -569,6 +578,7 @@ func TestTTYStop(t *testing.T) {
 }
 
 func TestTTYFlags(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"ExecMode":    {"-mode", "exec", "-tty"},
 		"BadSize":     {"-tty", "-tty-size", "80by24"},
