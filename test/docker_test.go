@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -134,6 +135,8 @@ func buildImages(t *testing.T) *dockerEnv {
 	tag := fmt.Sprintf("fifobridge-test:%d-%d", os.Getpid(), time.Now().UnixNano())
 	d := &dockerEnv{image: tag, bbImage: tag + "-busybox"}
 	t.Cleanup(func() {
+		dockerImages.Lock()
+		defer dockerImages.Unlock()
 		if res, err := dockerCmd(dockerTimeout, "rmi", d.bbImage, d.image); err != nil || res.code != 0 {
 			t.Errorf("remove images %s, %s: %v %s", d.bbImage, d.image, err, res.stderr)
 		}
@@ -198,8 +201,18 @@ func requireStaticBusybox(t *testing.T) string {
 	return ""
 }
 
+// dockerImages is held while a test builds or removes images. The tests
+// run in parallel, and the legacy builder takes the layers of one test's
+// build as the cache of another's: a removal (rmi prunes the untagged
+// layers below an image) while another build stands on those layers
+// fails that build ("unknown parent image ID"). Once a build is done its
+// image holds its layers, and a removal leaves them.
+var dockerImages sync.Mutex
+
 func build(t *testing.T, args ...string) {
 	t.Helper()
+	dockerImages.Lock()
+	defer dockerImages.Unlock()
 	// The legacy builder prints a deprecation notice on stderr; only the
 	// exit code counts.
 	res, err := dockerCmd(5*time.Minute, append([]string{"build", "-q"}, args...)...)

@@ -147,6 +147,8 @@ func (d *readmeDocker) removeImages(t *testing.T) {
 		return
 	}
 	filter := "label=" + d.label
+	dockerImages.Lock() // see dockerImages
+	defer dockerImages.Unlock()
 	// An image another one is built FROM cannot go before it: each round
 	// removes what it can, until nothing is left or a round removes nothing.
 	for prev := -1; ; {
