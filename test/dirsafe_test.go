@@ -61,7 +61,7 @@ func sharedBin(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(sharedTemp(t), "test.bin")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
+	if err := writeUnforked(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin

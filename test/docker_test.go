@@ -224,20 +224,33 @@ func build(t *testing.T, args ...string) {
 	}
 }
 
+// writeUnforked is os.WriteFile under syscall.ForkLock's read lock, as
+// the syscall package asks of code that holds a descriptor a fork must
+// not copy: with the tests in parallel, a child forked by another test
+// while this file is open for writing holds it until its exec, and an
+// exec of the file meanwhile (a script, a copy of the test binary) fails
+// with ETXTBSY, "text file busy". Every file a test writes goes through
+// it, so that any of them may be run.
+func writeUnforked(path string, b []byte, perm os.FileMode) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	return os.WriteFile(path, b, perm)
+}
+
 func copyFile(t *testing.T, from, to string, perm os.FileMode) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to, b, perm); err != nil {
+	if err := writeUnforked(to, b, perm); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := writeUnforked(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

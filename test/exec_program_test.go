@@ -21,7 +21,7 @@ func TestExecProgramAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	onlyRoot := filepath.Join(sharedTemp(t), "onlyroot")
-	if err := os.WriteFile(onlyRoot, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
+	if err := writeUnforked(onlyRoot, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

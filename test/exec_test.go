@@ -398,7 +398,7 @@ func TestExecProtocol(t *testing.T) {
 		t.Run("program cannot start: "+tc.name, func(t *testing.T) {
 			checkLeaks(t, false)
 			program := filepath.Join(t.TempDir(), "program")
-			if err := os.WriteFile(program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			if err := writeUnforked(program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			a, w, r := startExec(t, agentConfig{program: []string{program}})

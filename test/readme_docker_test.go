@@ -5,7 +5,6 @@ package test
 import (
 	"fmt"
 	"github.com/fifobridge/fifobridge/internal/testgate"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -98,7 +97,7 @@ volume) [ "$2" = create ] && { shift 2; exec '%[1]s' volume create --label '%[2]
 esac
 exec '%[1]s' "$@"
 `, real, d.label)
-	if err := os.WriteFile(filepath.Join(d.bin, "docker"), []byte(script), 0o755); err != nil {
+	if err := writeUnforked(filepath.Join(d.bin, "docker"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -335,7 +335,7 @@ func TestSendExitCodes(t *testing.T) {
 		// Executable at the agent's start (else the agent would not
 		// start: 126), not when the request comes.
 		noExec := filepath.Join(t.TempDir(), "noexec")
-		if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		if err := writeUnforked(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {

@@ -227,7 +227,7 @@ func TestSessionsOwnProgram(t *testing.T) {
 	checkLeaks(t, true)
 	cg := testCgroup(t)
 	rootOnly := filepath.Join(sharedTemp(t), "root-only")
-	if err := os.WriteFile(rootOnly, []byte("#!/bin/sh\nexec cat\n"), 0o700); err != nil {
+	if err := writeUnforked(rootOnly, []byte("#!/bin/sh\nexec cat\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	a := startSessionsAgent(t, []string{"-allow-args", "-allow-users", "nobody", "-cgroup", cg}, nil)
