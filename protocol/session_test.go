@@ -128,7 +128,11 @@ func FuzzParseControl(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.Reply == "" || c.Limit < 0 || (c.Op != OpList && !ValidSessionName(c.Session)) {
+		// Only an open and a close of one name need a session; list,
+		// close -all and stream mode's signal, watch and eof name none.
+		named := c.Op == OpOpen || (c.Op == OpClose && !c.All)
+		if c.Reply == "" || c.Limit < 0 || (named && !ValidSessionName(c.Session)) ||
+			(c.Session != "" && !ValidSessionName(c.Session)) {
 			t.Fatalf("line %q accepted as %+v", line, c)
 		}
 		back, err := json.Marshal(c.Control)
