@@ -6,14 +6,23 @@
 // other test does the same with and without it and the README's command
 // has already run it.
 //
-// Usage: go run ./internal/cmd/soaklist [DIR]  (DIR: the module root, ".")
+// Usage: go run ./internal/cmd/soaklist [-unraced] [DIR]  (DIR: the module
+// root, ".")
+//
+// With -unraced it names only those of them that a race-built run without
+// -short does not run in full: the tests that also reach the identifier
+// raceBuild (the black-box suite's mark that its agent was built with
+// -race, which such a test reads to do less or to skip). CI's race passes
+// run every package without -short, so every other soak has run in full
+// there already.
 //
 // Each line is "PACKAGE-DIR PATTERN". Calls are matched by name within a
 // package (a function or a method of that name), which can only name more
-// tests than reach testing.Short, never fewer.
+// tests than reach testing.Short (or raceBuild), never fewer.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -25,10 +34,16 @@ import (
 	"strings"
 )
 
+// raceMark is the identifier a test reads when it does less in a
+// race-built run.
+const raceMark = "raceBuild"
+
 func main() {
+	unraced := flag.Bool("unraced", false, "only the soaks that a race-built run does not run in full (those that reach "+raceMark+")")
+	flag.Parse()
 	root := "."
-	if len(os.Args) > 1 {
-		root = os.Args[1]
+	if flag.NArg() > 0 {
+		root = flag.Arg(0)
 	}
 	dirs, err := testDirs(root)
 	if err != nil {
@@ -36,7 +51,7 @@ func main() {
 		os.Exit(1)
 	}
 	for _, dir := range dirs {
-		tests, err := shortTests(dir)
+		tests, err := shortTests(dir, *unraced)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "soaklist:", err)
 			os.Exit(1)
@@ -80,10 +95,11 @@ func testDirs(root string) ([]string, error) {
 }
 
 // shortTests returns the Test functions of dir's test files that reach
-// testing.Short.
-func shortTests(dir string) ([]string, error) {
+// testing.Short; with unraced, only those that also reach raceMark.
+func shortTests(dir string, unraced bool) ([]string, error) {
 	calls := map[string]map[string]bool{} // function name -> names it calls
 	short := map[string]bool{}            // functions that call testing.Short
+	raced := map[string]bool{}            // functions that read raceMark
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -101,6 +117,9 @@ func shortTests(dir string) ([]string, error) {
 			}
 			called := map[string]bool{}
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && id.Name == raceMark {
+					raced[fn.Name.Name] = true
+				}
 				if c, ok := n.(*ast.CallExpr); ok {
 					switch fun := c.Fun.(type) {
 					case *ast.Ident:
@@ -118,8 +137,12 @@ func shortTests(dir string) ([]string, error) {
 		}
 	}
 	reach(calls, short)
+	reach(calls, raced)
 	var tests []string
 	for name := range short {
+		if unraced && !raced[name] {
+			continue
+		}
 		if strings.HasPrefix(name, "Test") && name != "TestMain" {
 			tests = append(tests, name)
 		}
@@ -128,18 +151,18 @@ func shortTests(dir string) ([]string, error) {
 	return tests, nil
 }
 
-// reach marks, in short, every function that calls one already marked,
+// reach marks, in marked, every function that calls one already marked,
 // until nothing changes.
-func reach(calls map[string]map[string]bool, short map[string]bool) {
+func reach(calls map[string]map[string]bool, marked map[string]bool) {
 	for changed := true; changed; {
 		changed = false
 		for fn, called := range calls {
-			if short[fn] {
+			if marked[fn] {
 				continue
 			}
 			for c := range called {
-				if short[c] {
-					short[fn], changed = true, true
+				if marked[c] {
+					marked[fn], changed = true, true
 					break
 				}
 			}
