@@ -33,10 +33,14 @@ func OthersMayRead(st *unix.Stat_t, uid int) bool {
 }
 
 // MayRead reports whether the mode of the file i describes lets user uid
-// of group gid read it, as the kernel's permission check does for a user
-// whose groups include gid: root may; the owner by the owner's bits, a
-// member of its group by the group's, anyone else by the others'. It
-// knows no ACL and no capability but root's.
+// read it, as the kernel's permission check would for that user, where
+// gid is the one group the user is known to be in: root may; the owner
+// by the owner's bits; a user in the file's group by the group's. For
+// anyone else it cannot tell whether the user is in the file's group
+// all the same (a supplementary group it was not shown), and the kernel
+// would then apply the group's bits, not the others': such a user may
+// read only when both let it. It knows no ACL and no capability but
+// root's.
 func (i Info) MayRead(uid, gid uint32) bool {
 	switch {
 	case uid == 0:
@@ -46,5 +50,5 @@ func (i Info) MayRead(uid, gid uint32) bool {
 	case gid == i.Gid:
 		return i.Mode&0o040 != 0
 	}
-	return i.Mode&0o004 != 0
+	return i.Mode&0o044 == 0o044
 }

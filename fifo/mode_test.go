@@ -52,8 +52,11 @@ func TestOthersMayRead(t *testing.T) {
 }
 
 // TestMayRead: root reads anything; the owner by the owner's bits alone,
-// a member of the group by the group's alone, anyone else by the
-// others'.
+// a member of the group by the group's alone, anyone else only when both
+// the group's and the others' bits let it, since it may be in the group
+// through a group it was not shown in (found by a second user who kept
+// its reply FIFO out of the output FIFO's group to be judged by the
+// others' bits).
 func TestMayRead(t *testing.T) {
 	for _, tc := range []struct {
 		mode     uint32
@@ -69,6 +72,8 @@ func TestMayRead(t *testing.T) {
 		{0o604, 2000, 3000, false, "a member of the group without the group's bit, though others may"},
 		{0o640, 2001, 2001, false, "anyone else, 0640"},
 		{0o644, 2001, 2001, true, "anyone else, 0644"},
+		{0o604, 2001, 2001, false, "anyone else, 0604: may be in the group, whose bits say no"},
+		{0o606, 2001, 2001, false, "anyone else, 0606"},
 	} {
 		i := Info{Uid: 1000, Gid: 3000, Mode: unix.S_IFIFO | tc.mode}
 		require.Equal(t, tc.mayRead, i.MayRead(tc.uid, tc.gid), tc.describe)
