@@ -174,11 +174,29 @@ func jsonError(err error) string {
 	case errors.As(err, &te) && strings.HasPrefix(te.Field, "args"):
 		return fmt.Sprintf(`field "args" must hold only strings, not a JSON %s`, te.Value)
 	case errors.As(err, &te) && te.Field != "":
-		return fmt.Sprintf("field %q must be a string, not a JSON %s", te.Field, te.Value)
+		return fmt.Sprintf("field %q must be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value)
 	case errors.As(err, &te):
 		return fmt.Sprintf("want a JSON object, not a %s", te.Value)
 	}
 	return "bad JSON"
+}
+
+// jsonKind names, in JSON's terms, what a field of Go type t takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	}
+	return "a number"
 }
 
 // SalvageHead reads the id and reply of a request from the start of its

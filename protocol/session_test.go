@@ -49,6 +49,11 @@ func TestParseControlRefuses(t *testing.T) {
 		{`{"id":"x","reply":"R","op":"signal","session":"s"}`, `"signal" is required`},
 		{`{"id":"x","reply":"R","op":"open","session":"s","timeout":"-1s"}`, "invalid timeout"},
 		{`{"id":"x","reply":"R","op":"open","session":"s","tty":"yes"}`, "invalid control line"},
+		// Each field's error names what it takes, not always a string.
+		{`{"id":"x","reply":"R","op":"close","all":"true"}`, `field "all" must be true or false, not a JSON string`},
+		{`{"id":"x","reply":"R","op":"open","session":"s","tty":1}`, `field "tty" must be true or false, not a JSON number`},
+		{`{"id":"x","reply":"R","op":"open","session":"s","env":"A=b"}`, `field "env" must be an array, not a JSON string`},
+		{`{"id":"x","reply":"R","op":"open","session":"s","cwd":1}`, `field "cwd" must be a string, not a JSON number`},
 	} {
 		c, err := ParseControl([]byte(tc.line))
 		require.Error(t, err, tc.line)
