@@ -69,13 +69,21 @@ func lookPathIn(program string, s search, cred *syscall.Credential) (path string
 }
 
 // lookPath is LookPath on s with the calling thread's credentials;
-// accessFlags are faccessat(2)'s.
+// accessFlags are faccessat(2)'s. A directory s.dir that the thread may
+// not enter fails it, with the directory named.
 func lookPath(program string, s search, accessFlags int) (string, error) {
 	from := func(p string) string {
 		if s.dir != "" && !filepath.IsAbs(p) {
 			return filepath.Join(s.dir, p)
 		}
 		return p
+	}
+	if s.dir != "" {
+		// The child changes into it before its execve(2), whose error
+		// would then name the program for what is the directory's.
+		if err := unix.Faccessat(unix.AT_FDCWD, s.dir, unix.X_OK, accessFlags); err != nil {
+			return "", fmt.Errorf("working directory %s: %w", s.dir, err)
+		}
 	}
 	if strings.Contains(program, "/") {
 		return from(program), executable(from(program), accessFlags)

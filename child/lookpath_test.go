@@ -181,6 +181,8 @@ func TestLookPathFor(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "tool"), []byte("#!/bin/sh\n"), 0o755))
 	onlyOwner := file("onlyowner", "#!/bin/sh\n", 0o700)
 	t.Setenv("PATH", bin)
+	private := filepath.Join(dir, "private")
+	require.NoError(t, os.Mkdir(private, 0o700))
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 	for _, tc := range []struct {
 		name string
@@ -196,11 +198,18 @@ func TestLookPathFor(t *testing.T) {
 		{"for the child's user", Spec{Program: onlyOwner, Credential: nobody}, "", 126},
 		{"for the child's user on PATH", Spec{Program: "tool", Credential: nobody}, filepath.Join(bin, "tool"), 0},
 		{"for root", Spec{Program: onlyOwner}, onlyOwner, 0},
+		// The directory is named, not the program (it was "start cat:
+		// permission denied").
+		{"a Dir the child's user may not enter", Spec{Program: filepath.Join(bin, "tool"), Dir: private, Credential: nobody}, "", 126},
+		{"a Dir that is not there", Spec{Program: filepath.Join(bin, "tool"), Dir: filepath.Join(dir, "gone")}, "", 127},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, err := lookPathFor(&tc.spec)
 			require.Equal(t, tc.code, lookPathCode(err), "lookPathFor(%+v): %v", tc.spec, err)
 			require.Equal(t, tc.want, path)
+			if tc.spec.Dir != "" && err != nil {
+				require.ErrorContains(t, err, "working directory "+tc.spec.Dir)
+			}
 		})
 	}
 }
