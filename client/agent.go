@@ -41,7 +41,7 @@ const watchPeriod = 250 * time.Millisecond
 // gone returns why no agent that can answer the request serves DIR any
 // more, or nil while one does.
 func (w *agentWatch) gone() error {
-	if r, err := fifo.OpenWriterNowAt(w.in.fifos, w.in.name); err == nil {
+	if r, err := fifo.OpenWriterNowAt(w.in.fifos, w.in.fileName()); err == nil {
 		r.Close()
 		if w.start != "" {
 			if s, err := w.status(); err == nil && identity(s) != w.start {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/fifobridge/fifobridge/protocol"
 	"github.com/fifobridge/fifobridge/sharedir"
@@ -32,6 +33,9 @@ type target struct {
 	// noControl says why stream mode's agent has no control FIFO to
 	// write to, or is nil.
 	noControl error
+	// in is stream mode's input FIFO as the status file names it (an
+	// absolute path: DIR/in, or where the run's -in put it).
+	in string
 }
 
 // reach finds, for the command what, the child of the agent serving
@@ -68,7 +72,7 @@ func reach(dir *sharedir.Dir, session, what string) (target, error) {
 	}
 	control := dirInput(dir, protocol.StreamControl)
 	control.agent = identity(s)
-	t := target{dir: dir, control: control}
+	t := target{dir: dir, control: control, in: s.In}
 	if s.Control == "" {
 		t.noControl = fmt.Errorf("%w: the agent serving %s serves no control FIFO (%s), which %s needs: "+
 			"an agent older than it, or one run with -create=false where none was made",
@@ -78,12 +82,22 @@ func reach(dir *sharedir.Dir, session, what string) (target, error) {
 }
 
 // input enters the child's input FIFO, for the command what: stream
-// mode's DIR/in, or the session's DIR/sessions/NAME/in (entered through
-// descriptors, enterSessionFIFO); the caller closes in.fifos when it is
-// not t.dir. ErrNoSession when the session is not open.
+// mode's DIR/in, or the FIFO the status file names as its "in" where
+// the run's -in put it elsewhere (its directory entered by path, the
+// FIFO, as every input, written only once it is the one the status
+// file names by identity), or the session's DIR/sessions/NAME/in
+// (entered through descriptors, enterSessionFIFO); the caller releases
+// it (release). ErrNoSession when the session is not open.
 func (t target) input(what string) (input, error) {
 	if t.session == "" {
-		return dirInput(t.dir, inName), nil
+		if own, _ := filepath.Abs(t.dir.Join(inName)); !filepath.IsAbs(t.in) || t.in == own {
+			return dirInput(t.dir, inName), nil
+		}
+		d, err := enterDir(filepath.Dir(t.in), ErrNoAgent, "")
+		if err != nil {
+			return input{}, err
+		}
+		return input{dir: t.dir, fifos: d, name: inName, file: filepath.Base(t.in)}, nil
 	}
 	return enterSessionFIFO(t.dir, t.session, inName, what+" -session", func(sd *sharedir.Dir, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
@@ -93,7 +107,7 @@ func (t target) input(what string) (input, error) {
 	})
 }
 
-// release closes in's directory when it is a session's.
+// release closes in's directory when it is not DIR.
 func (t target) release(in input) {
 	if in.fifos != nil && in.fifos != t.dir {
 		in.fifos.Close()

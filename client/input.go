@@ -17,7 +17,10 @@ import (
 type input struct {
 	dir   *sharedir.Dir
 	fifos *sharedir.Dir
-	name  string // the FIFO's name in fifos, and its role in "inputs"
+	name  string // the FIFO's role in "inputs", and its name in fifos unless file says otherwise
+	// file is the FIFO's name in fifos where it is not its role: stream
+	// mode's input FIFO moved by the run's -in.
+	file string
 	// session is the session whose FIFO it is, "" for DIR's own: the
 	// status file names it under sessions[session].inputs[name], where
 	// DIR's own are under inputs[name].
@@ -33,8 +36,16 @@ func dirInput(dir *sharedir.Dir, name string) input {
 	return input{dir: dir, fifos: dir, name: name}
 }
 
+// fileName is the FIFO's name in in.fifos.
+func (in input) fileName() string {
+	if in.file != "" {
+		return in.file
+	}
+	return in.name
+}
+
 // path is the FIFO's path, for messages.
-func (in input) path() string { return in.fifos.Join(in.name) }
+func (in input) path() string { return in.fifos.Join(in.fileName()) }
 
 // role says what the FIFO is served as, for messages: "in", or "ask of
 // session sh1".

@@ -76,7 +76,7 @@ func openInput(ctx context.Context, in input, key replyKey) (*os.File, error) {
 // openWriter opens the input FIFO in for writing without waiting: no
 // reader, or no FIFO, is ErrNoAgent.
 func openWriter(in input) (*os.File, error) {
-	w, err := fifo.OpenWriterNowAt(in.fifos, in.name)
+	w, err := fifo.OpenWriterNowAt(in.fifos, in.fileName())
 	switch {
 	case errors.Is(err, fifo.ErrNoReader):
 		return nil, fmt.Errorf("%w %s", ErrNoAgent, in.path())

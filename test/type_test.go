@@ -3,6 +3,9 @@
 package test
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -152,4 +155,31 @@ func TestTypeRefused(t *testing.T) {
 	for _, x := range []*agent{s, a, e} {
 		x.stop()
 	}
+}
+
+// `type` writes into the input FIFO the status file names, also where
+// the run's -in put it outside DIR (it once wrote DIR/in alone, and
+// exited 125 there: "no agent is reading DIR/in").
+func TestTypeMovedInput(t *testing.T) {
+	checkLeaks(t, true)
+	t.Parallel()
+	requireBusybox(t)
+	elsewhere := t.TempDir()
+	in, out := filepath.Join(elsewhere, "myin"), filepath.Join(elsewhere, "myout")
+	a := startAgent(t, agentConfig{flags: []string{"-in", in, "-out", out}, program: []string{busybox, "cat"}})
+	a.in, a.out = in, out
+	a.waitChild()
+	r := openReader(t, out)
+	fds := settledFDs(t, a)
+	a.host("type", "moved").requireCode(t, "type moved", 0, "")
+	if got := r.readLine(); got != "moved" {
+		t.Errorf("cat gave back %q, want %q", got, "moved")
+	}
+	if _, err := os.Lstat(filepath.Join(a.dir, "in")); err == nil {
+		t.Errorf("%s/in exists although -in points elsewhere", a.dir)
+	}
+	if !eventually(hangTimeout, func() bool { return settledFDs(t, a) == fds }) {
+		t.Errorf("the agent holds %d descriptors after type, %d before:\n%s", settledFDs(t, a), fds, fdTargets(strconv.Itoa(a.pid)))
+	}
+	a.stop()
 }
