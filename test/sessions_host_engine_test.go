@@ -97,3 +97,42 @@ func TestSessionsHostOpenTimeout(t *testing.T) {
 		t.Errorf("agent exit code %d, want 0", code)
 	}
 }
+
+// `close` answers a session's waiting asks with 125 and a line saying
+// that the session is closing; it once said that the agent was stopping,
+// while the agent went on serving.
+func TestSessionsCloseTellsWaitingAsks(t *testing.T) {
+	t.Parallel()
+	checkLeaks(t, false)
+	a := startSessionsAgent(t, nil, []string{"/bin/sh"})
+	a.host("open", "-tty", "-prompt", hostShPrompt, "sh1").requireCode(t, "open sh1", 0, "")
+	running := startHost(t, nil, "ask", "-dir", a.dir, "-session", "sh1", "echo begun; sleep 30")
+	running.waitFor(len("begun\n"))
+	queued := startHost(t, nil, "ask", "-dir", a.dir, "-session", "sh1", "echo queued")
+	a.waitStatus("the second ask queued", func(status) bool { return a.sessionQueued("sh1") == 1 })
+	a.host("close", "sh1").requireCode(t, "close sh1", 0, "")
+	if code := queued.wait(hangTimeout); code != 125 || !strings.Contains(queued.stderr.String(), "session sh1 is closing") ||
+		strings.Contains(queued.stderr.String(), "agent is stopping") || strings.Count(queued.stderr.String(), "\n") != 1 {
+		t.Errorf("the queued ask exited %d with stderr %q; want 125 and one line saying session sh1 is closing", code, queued.stderr.String())
+	}
+	if code := running.wait(hangTimeout); code == 0 || code == 125 {
+		t.Errorf("the running ask exited %d; want the child's status", code)
+	}
+	a.host("ls").requireCode(t, "ls after the close", 0, "")
+	if code := a.stop(); code != 0 {
+		t.Errorf("agent exit code %d, want 0", code)
+	}
+}
+
+// sessionQueued is how many asks the status file counts as waiting for
+// session name.
+func (a *agent) sessionQueued(name string) int {
+	for _, s := range a.statusSessions() {
+		if s["name"] == name {
+			turn, _ := s["turn"].(map[string]any)
+			n, _ := turn["queued"].(float64)
+			return int(n)
+		}
+	}
+	return -1
+}

@@ -50,6 +50,7 @@ type Conversation struct {
 	quit      chan struct{} // closed by Stop: the loop returns
 	stopOnce  sync.Once
 	stopAfter func() bool    // ends the wait for the agent's stop
+	ctx       context.Context // Start's: its cause says why asks are refused once it ends
 	wg        sync.WaitGroup // every goroutine started here
 
 	mu      sync.Mutex
@@ -83,6 +84,7 @@ func New(cfg *Config, child Child, sink *fifo.Sink) *Conversation {
 // the child's output is no longer held up for them. Stop ends what Start
 // started, Wait waits for it.
 func (c *Conversation) Start(ctx context.Context) {
+	c.ctx = ctx
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.loop() }()
 	go func() { defer c.wg.Done(); c.script.run() }()
@@ -107,8 +109,8 @@ func (c *Conversation) stopBegins() {
 func (c *Conversation) Stop() {
 	c.stopOnce.Do(func() {
 		c.lock()
-		c.turn.fail(errStopping)
-		c.queue.endAll(errStopping)
+		c.turn.fail(c.stopReason())
+		c.queue.endAll(c.stopReason())
 		c.kept.drop()
 		c.mu.Unlock()
 		close(c.quit)
@@ -139,6 +141,18 @@ var errNoChild = errors.New("the child ended and is not restarted")
 
 // errStopping is what asks get when the agent stops before their turn.
 var errStopping = errors.New("the agent is stopping")
+
+// stopReason is what asks get when the conversation stops before their
+// turn: the cause Start's context was cancelled with (a session's
+// close: "session sh1 is closing"), else errStopping.
+func (c *Conversation) stopReason() error {
+	if c.ctx != nil {
+		if cause := context.Cause(c.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+	}
+	return errStopping
+}
 
 // errTooMany is what an ask gets when MaxQueued wait already.
 var errTooMany = fmt.Errorf("too many asks waiting (at most %d wait at once)", MaxQueued)

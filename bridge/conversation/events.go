@@ -68,7 +68,7 @@ func (c *Conversation) Exited(st child.ExitStatus, last bool) {
 	c.child.end()
 	c.turn.exited(st, time.Now())
 	if last && c.turn.stopping {
-		c.queue.endAll(errStopping)
+		c.queue.endAll(c.stopReason())
 	} else if last {
 		c.queue.endAll(errNoChild)
 	}

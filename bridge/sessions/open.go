@@ -93,7 +93,7 @@ func (t *Table) start(ctl protocol.ParsedControl) (*session, error) {
 		return nil, err
 	}
 	t.follow(s, src, sink)
-	s.ctx, s.cancel = context.WithCancel(t.ctx)
+	s.ctx, s.cancel = context.WithCancelCause(t.ctx)
 	s.eng = stream.New(cfg, t.reaper, src, sink, t.poke)
 	t.mu.Lock()
 	t.insert(s)

@@ -4,6 +4,7 @@ package sessions
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ type session struct {
 	prompt   bool
 
 	ctx    context.Context
-	cancel context.CancelFunc // a close
+	cancel context.CancelCauseFunc // a close, its cause what waiting asks are told
 
 	closing atomic.Bool // a close (or the agent's stop) began
 
@@ -45,7 +46,7 @@ type session struct {
 // close begins the session's close: its engine stops its child's tree.
 func (s *session) close() {
 	s.closing.Store(true)
-	s.cancel()
+	s.cancel(fmt.Errorf("%s is closing", s.what()))
 }
 
 // streamMode reports whether s is stream mode's one entry, on DIR's own
@@ -69,7 +70,7 @@ func (t *Table) runSession(s *session) {
 	defer t.wg.Done()
 	st, err := s.eng.Run(s.ctx)
 	s.closing.Store(true)
-	s.cancel()
+	s.cancel(nil)
 	s.status, s.err = st, err
 	if s.streamMode() {
 		close(s.done)
