@@ -106,8 +106,8 @@ func TestTypeEOF(t *testing.T) {
 }
 
 // On pipes, an ended input stays ended until the child exits: a second
-// `type -eof` is refused with 125, and what it typed goes to the next
-// child, which gets a fresh stdin again.
+// `type -eof` is refused with 125, saying that its text was typed, and
+// what it typed goes to the next child, which gets a fresh stdin again.
 func TestTypeEOFRestart(t *testing.T) {
 	checkLeaks(t, true)
 	c := startChild(t, childKinds[0], []string{"-restart", "always", "-backoff-min", "10ms"},
@@ -117,7 +117,12 @@ func TestTypeEOFRestart(t *testing.T) {
 	if got := out.readLine() + "|" + out.readLine(); got != "one|input ended" {
 		t.Fatalf("the first child gave %q", got)
 	}
-	c.verb("type", "-eof", "two").requireCode(t, "a second type -eof", 125, "ended already")
+	// Its text went in all the same, and its line says so.
+	res := c.verb("type", "-eof", "two")
+	res.requireCode(t, "a second type -eof", 125, "(all 4 bytes typed, the input not ended)")
+	if !strings.Contains(res.stderr, "ended already") {
+		t.Errorf("a second type -eof said %q, want why: the input is ended already", res.stderr)
+	}
 	c.verb("signal", "TERM").requireCode(t, "signal TERM", 0, "")
 	if got := out.readLine(); got != "two" {
 		t.Errorf("the next child read %q first, want what was typed after the end", got)

@@ -48,8 +48,12 @@ func typeInput(cmdline []string) int {
 	defer stop()
 	n, err := client.Type(ctx, client.TypeOptions{Dir: *dir, Session: *session, Input: input, EOF: *eof, Warn: warnAs("type")})
 	note := ""
-	if err != nil && n < len(input) {
+	switch {
+	case err != nil && n < len(input):
 		note = fmt.Sprintf("%d of %d bytes typed", n, len(input))
+	case err != nil && *eof && n > 0:
+		// The text went in; only the end of the input did not.
+		note = fmt.Sprintf("all %d bytes typed, the input not ended", n)
 	}
 	return controlExit(ctx, "type", err, *timeout, note)
 }
