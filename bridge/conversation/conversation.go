@@ -49,9 +49,9 @@ type Conversation struct {
 
 	quit      chan struct{} // closed by Stop: the loop returns
 	stopOnce  sync.Once
-	stopAfter func() bool    // ends the wait for the agent's stop
+	stopAfter func() bool     // ends the wait for the agent's stop
 	ctx       context.Context // Start's: its cause says why asks are refused once it ends
-	wg        sync.WaitGroup // every goroutine started here
+	wg        sync.WaitGroup  // every goroutine started here
 
 	mu      sync.Mutex
 	changes atomic.Uint64 // moved under mu by every change (lock): see Changes
