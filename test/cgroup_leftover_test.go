@@ -142,7 +142,7 @@ func TestCgroupLeftoversPidNS(t *testing.T) {
 				// and with it what is left in the namespace.
 				t.Cleanup(func() { dead.cmd.Process.Kill(); <-dead.done })
 			}
-			var background []int
+			var background, children []int
 			deadCgroups := subCgroups(dir)
 			for _, sub := range deadCgroups {
 				b, _ := os.ReadFile(filepath.Join(dir, sub, "cgroup.procs"))
@@ -150,6 +150,8 @@ func TestCgroupLeftoversPidNS(t *testing.T) {
 					pid, _ := strconv.Atoi(f)
 					if st, err := readStat(pid); err == nil && st.ppid != agentPID {
 						background = append(background, pid)
+					} else if err == nil {
+						children = append(children, pid)
 					}
 				}
 			}
@@ -174,6 +176,12 @@ func TestCgroupLeftoversPidNS(t *testing.T) {
 				dead.wait(hangTimeout)
 			} else {
 				requireGone(t, "the killed agent", agentPID)
+			}
+			// The agent's own child dies of its parent-death signal, which
+			// a busy machine may not have acted on yet: the next agent
+			// must find the background processes alone.
+			for _, pid := range children {
+				requireGone(t, "the killed agent's child", pid)
 			}
 			for _, pid := range background {
 				if !alive(pid) {

@@ -126,8 +126,12 @@ func TestConversationPython(t *testing.T) {
 	// Nobody has ever read the output FIFO: the transcript drops, the
 	// answer does not.
 	a.ask("print('x' * 300000)").requireAnswer(t, strings.Repeat("x", 300000)+"\n")
-	st := a.waitTurn("13 turns answered", func(st turnStatus) bool { return st.Child.Turn.Answered == 13 })
-	if st.Child.Turn.State != "ready" || st.Transcript == nil || st.Transcript.Written+st.Transcript.Dropped < 300000 {
+	// The transcript's writer counts what it wrote or dropped after the
+	// turn ended, and the status file shows it at its next rewrite.
+	st := a.waitTurn("13 turns answered, the answer's bytes counted", func(st turnStatus) bool {
+		return st.Child.Turn.Answered == 13 && st.Transcript != nil && st.Transcript.Written+st.Transcript.Dropped >= 300000
+	})
+	if st.Child.Turn.State != "ready" {
 		t.Fatalf("status after the asks: turn %+v, transcript %+v", st.Child.Turn, st.Transcript)
 	}
 

@@ -29,7 +29,20 @@ func TestStatusEncodesOnlyChangedSessions(t *testing.T) {
 	quiet := func() {
 		t.Helper()
 		// The transcripts' counts move once their writers wrote the
-		// prompts: quiet is two rewrites in a row that encode nothing.
+		// prompts, which a busy machine may hold back past two quiet
+		// rewrites: quiet is every session ready with its prompt
+		// counted, then two rewrites in a row that encode nothing.
+		require.Eventually(t, func() bool {
+			var ss []status.Session
+			require.NoError(t, json.Unmarshal(h.e.Snapshot().SessionsJSON, &ss))
+			for _, s := range ss {
+				if s.Turn == nil || s.Turn.State != "ready" || s.Turn.Unready != nil ||
+					s.Transcript == nil || s.Transcript.Written+s.Transcript.Dropped < uint64(len("> ")) {
+					return false
+				}
+			}
+			return len(ss) == len(names)
+		}, 10*time.Second, time.Millisecond)
 		require.Eventually(t, func() bool {
 			before := h.encoded()
 			h.e.Snapshot()
