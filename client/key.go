@@ -71,6 +71,18 @@ func newReplyKey(dir string, dst, rst *unix.Stat_t) (replyKey, error) {
 	return k, nil
 }
 
+// mayFollow fails for an input FIFO outside DIR (the run's -in put it
+// elsewhere) where the status file that names it could be another
+// user's: one who may replace the agent's entries in DIR could name any
+// FIFO of the agent's user there, another agent's input among them.
+func (k replyKey) mayFollow(in input) error {
+	if in.file == "" || !k.othersRename {
+		return nil
+	}
+	return fmt.Errorf("%w: the status file names %s, outside %s, as the input; users other than the agent's may replace the status file there, so it is not followed",
+		ErrNoAgent, in.path(), in.dir.Path())
+}
+
 // mode is the reply FIFO's mode.
 func (k replyKey) mode() os.FileMode {
 	if k.shared {

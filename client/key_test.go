@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fifobridge/fifobridge/fifo"
+	"github.com/fifobridge/fifobridge/sharedir"
 )
 
 // TestReplyKey: a reply FIFO is shared (0622) only when replies/ belongs to
@@ -91,4 +92,22 @@ func TestReplyKeyInput(t *testing.T) {
 			require.ErrorContains(t, err, "may be read by users other than the agent's", "mode %04o owner %d key %+v", tc.mode, tc.owner, tc.key)
 		}
 	}
+}
+
+// TestReplyKeyMayFollow: an input FIFO the status file names outside DIR
+// (the run's -in) is followed only where nobody but the agent's user,
+// root and the sender may replace DIR's entries, the status file among
+// them.
+func TestReplyKeyMayFollow(t *testing.T) {
+	dir, err := sharedir.Enter(t.TempDir())
+	require.NoError(t, err)
+	defer dir.Close()
+	moved := input{dir: dir, fifos: dir, name: inName, file: "myin"}
+	own := dirInput(dir, inName)
+	require.NoError(t, replyKey{}.mayFollow(moved))
+	require.NoError(t, replyKey{othersCreate: true}.mayFollow(moved), "others may make entries, but not replace the agent's (sticky)")
+	require.NoError(t, replyKey{othersCreate: true, othersRename: true}.mayFollow(own), "DIR/in is checked as ever")
+	err = replyKey{othersCreate: true, othersRename: true}.mayFollow(moved)
+	require.ErrorIs(t, err, ErrNoAgent)
+	require.ErrorContains(t, err, "not followed")
 }

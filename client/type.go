@@ -90,6 +90,9 @@ func typeInto(ctx context.Context, t target, p []byte) (int, error) {
 		return 0, err
 	}
 	replies.Close()
+	if err := key.mayFollow(in); err != nil {
+		return 0, err
+	}
 	w, err := openInput(ctx, in, key)
 	if err != nil {
 		return 0, err
