@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -17,9 +15,7 @@ import (
 // one turn of a conversation (run -prompt), or of session NAME's. Of the
 // environment it reads only FIFOBRIDGE_DIR.
 func ask(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge ask", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge ask")
 	timeout := fs.Duration("timeout", 30*time.Second, "the turn's time limit: past it the child is interrupted (0: none)")
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR/ask")
 	quiet := fs.Duration("quiet", 0, "also end the turn after this long without output (0: only at a prompt)")

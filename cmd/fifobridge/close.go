@@ -5,9 +5,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -27,9 +25,7 @@ const closeUsage = "usage: fifobridge close [-dir DIR] [-timeout 30s] NAME... | 
 // once, with one line, and exits 0 once all are gone, also when none
 // was open. Of the environment it reads only FIFOBRIDGE_DIR.
 func closeSessions(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge close", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge close")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
 	all := fs.Bool("all", false, "close every open session")
 	if code, ok := parseHostFlags(fs, cmdline, closeUsage, "dir"); !ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -29,6 +30,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // send or health.
 func parseFlagsOnly(fs *flag.FlagSet, args []string, names ...string) error {
 	return parseFlagsEnv(fs, args, func(name string) bool { return slices.Contains(names, name) })
+}
+
+// hostFlagSet is a host command's flag set, silent (parseHostFlags
+// tells its errors), with the -dir that every host command takes.
+func hostFlagSet(name string) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
 }
 
 // parseHostFlags parses the flags of a host command (send, ask, open,

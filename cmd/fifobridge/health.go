@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,9 +23,7 @@ const healthPoll = 100 * time.Millisecond
 // only FIFOBRIDGE_DIR and FIFOBRIDGE_STATUS, the two that name the file run
 // writes.
 func health(args []string) int {
-	fs := flag.NewFlagSet("fifobridge health", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs and status file")
+	fs, dir := hostFlagSet("fifobridge health")
 	statusPath := fs.String("status", "", "status file (default DIR/status.json)")
 	wait := fs.Duration("wait", 0, "wait up to this long for the agent to become healthy")
 	session := fs.String("session", "", "about session `NAME` of an agent run with -mode sessions")

@@ -3,9 +3,7 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -25,9 +23,7 @@ const lsUsage = "usage: fifobridge ls [-dir DIR] [-timeout 30s] [-json]"
 // it. No header line: each line is a session. Of the environment it reads
 // only FIFOBRIDGE_DIR.
 func ls(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge ls", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge ls")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
 	asJSON := fs.Bool("json", false, "print the status file's sessions array")
 	if code, ok := parseHostFlags(fs, cmdline, lsUsage, "dir"); !ok {

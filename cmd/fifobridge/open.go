@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -21,7 +20,7 @@ const openUsage = "usage: fifobridge open [-dir DIR] [-wait 0] [-timeout 30s] [-
 // waits.
 type openFlags struct {
 	fs                   *flag.FlagSet
-	dir                  string
+	dir                  *string
 	wait, timeout        time.Duration
 	reuse, tty           bool
 	size, cwd, user      string
@@ -30,10 +29,8 @@ type openFlags struct {
 }
 
 func newOpenFlags() *openFlags {
-	o := &openFlags{fs: flag.NewFlagSet("fifobridge open", flag.ContinueOnError)}
-	fs := o.fs
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.dir, "dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge open")
+	o := &openFlags{fs: fs, dir: dir}
 	fs.DurationVar(&o.wait, "wait", 0, "first wait up to this long for an agent to serve DIR")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "with a prompt, how long the child may take to show its first one (0: the agent's default); open gives up a little later")
 	fs.BoolVar(&o.reuse, "reuse", false, "a session NAME open already is a success, and nothing is started")
@@ -132,14 +129,14 @@ func openSession(cmdline []string) int {
 	ctx, stopSignals := catchClientSignals()
 	defer stopSignals()
 	if o.wait > 0 {
-		client.WaitServing(ctx, o.dir, o.wait)
+		client.WaitServing(ctx, *o.dir, o.wait)
 	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.timeout+sendGrace)
 		defer cancel()
 	}
-	_, err = client.Sessions{Dir: o.dir, Warn: warnAs("open")}.Open(ctx, name, opts)
+	_, err = client.Sessions{Dir: *o.dir, Warn: warnAs("open")}.Open(ctx, name, opts)
 	return openExit(ctx, name, err, o.timeout)
 }
 

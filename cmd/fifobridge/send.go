@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -31,9 +30,7 @@ const sendGrace = 250 * time.Millisecond
 // send is `fifobridge send [-dir DIR] [-timeout 30s] [-wait 0] [-id ID] [-arg A]... [TEXT...]`.
 // Of the environment it reads only FIFOBRIDGE_DIR.
 func send(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge send", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge send")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never); also the request's limit")
 	id := fs.String("id", "", "request id (default: a random one)")
 	wait := fs.Duration("wait", 0, "first wait up to this long for an agent to serve DIR")

@@ -5,9 +5,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -23,9 +21,7 @@ const signalUsage = "usage: fifobridge signal [-dir DIR] [-session NAME] [-timeo
 // session, no child, or a bridge error; 124 past -timeout. Of the
 // environment it reads only FIFOBRIDGE_DIR.
 func signalChild(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge signal", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge signal")
 	session := fs.String("session", "", "signal session `NAME` of an agent run with -mode sessions")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (0: never)")
 	if code, ok := parseHostFlags(fs, cmdline, signalUsage, "dir"); !ok {

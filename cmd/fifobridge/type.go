@@ -3,9 +3,7 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -25,9 +23,7 @@ const typeUsage = "usage: fifobridge type [-dir DIR] [-session NAME] [-n] [-eof]
 // a bridge error; 124 past -timeout, saying how much was typed. Of the
 // environment it reads only FIFOBRIDGE_DIR.
 func typeInput(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge type", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge type")
 	session := fs.String("session", "", "type into session `NAME` of an agent run with -mode sessions")
 	noNewline := fs.Bool("n", false, "add no newline")
 	eof := fs.Bool("eof", false, "then end the child's input once the agent has read what was typed (on a terminal: type the EOF character)")

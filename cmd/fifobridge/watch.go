@@ -5,9 +5,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -25,9 +23,7 @@ const watchUsage = "usage: fifobridge watch [-dir DIR] [-session NAME] [-raw] [-
 // one line. Each lost frame (the watch did not keep up) is one line on
 // stderr. Of the environment it reads only FIFOBRIDGE_DIR.
 func watchOutput(cmdline []string) int {
-	fs := flag.NewFlagSet("fifobridge watch", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "/run/fifobridge", "directory of the agent's FIFOs")
+	fs, dir := hostFlagSet("fifobridge watch")
 	session := fs.String("session", "", "watch session `NAME` of an agent run with -mode sessions")
 	raw := fs.Bool("raw", false, "a terminal's output as written, escape sequences and \\r included")
 	timeout := fs.Duration("timeout", 0, "stop watching after this long (0: never)")
