@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -187,4 +188,64 @@ func TestTypeMovedInput(t *testing.T) {
 		t.Errorf("the agent holds %d descriptors after type, %d before:\n%s", settledFDs(t, a), fds, fdTargets(strconv.Itoa(a.pid)))
 	}
 	a.stop()
+}
+
+// The moved input as the users the docs name: a member of DIR's group
+// types into it where nobody but root may replace DIR's entries (the
+// sticky bit: 3770); where every member may (2770) the status file that
+// names the moved FIFO could be any member's, and type, by a member or
+// by root, is refused with 125 and types nothing; a stranger, who may
+// not enter DIR, is refused.
+func TestTypeMovedInputUsers(t *testing.T) {
+	requireRoot(t)
+	requireBusybox(t)
+	for _, cred := range []*syscall.Credential{member, stranger} {
+		requireReachable(t, cred)
+	}
+	for _, tc := range []struct {
+		name   string
+		mode   os.FileMode
+		follow bool
+	}{
+		{"sticky", 0o770 | os.ModeSetgid | os.ModeSticky, true},
+		{"open", 0o770 | os.ModeSetgid, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t, false)
+			t.Parallel()
+			elsewhere := groupDir(t, 0, 0o770|os.ModeSetgid)
+			in, out := filepath.Join(elsewhere, "myin"), filepath.Join(elsewhere, "myout")
+			a := startAgent(t, agentConfig{dir: groupDir(t, 0, tc.mode), flags: []string{"-in", in, "-out", out},
+				program: []string{busybox, "cat"}})
+			a.in, a.out = in, out
+			a.waitChild()
+			r := openReader(t, out)
+			res := runAs(t, member, nil, "type", "-dir", a.dir, "typed")
+			want := "typed"
+			if !tc.follow {
+				// Nobody follows it there, root included: the status
+				// file could be any member's. The test's own line is
+				// then the first cat gives back.
+				res.requireCode(t, "type as a member, DIR 2770", 125, "not followed")
+				a.host("type", "as root").requireCode(t, "type as root, DIR 2770", 125, "not followed")
+				w, err := os.OpenFile(in, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = w.Write([]byte("written\n"))
+				w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = "written"
+			} else {
+				res.requireCode(t, "type as a member, DIR 3770", 0, "")
+			}
+			if got := r.readLine(); got != want {
+				t.Errorf("cat gave back %q first, want %q", got, want)
+			}
+			runAs(t, stranger, nil, "type", "-dir", a.dir, "x").requireCode(t, "type as a stranger", 125, "")
+			a.stop()
+		})
+	}
 }
