@@ -34,7 +34,9 @@ func TestStatusEncodesOnlyChangedSessions(t *testing.T) {
 		// counted, then two rewrites in a row that encode nothing.
 		require.Eventually(t, func() bool {
 			var ss []status.Session
-			require.NoError(t, json.Unmarshal(h.e.Snapshot().SessionsJSON, &ss))
+			if json.Unmarshal(h.e.Snapshot().SessionsJSON, &ss) != nil {
+				return false // FailNow is not for Eventually's goroutine; the wait fails instead
+			}
 			for _, s := range ss {
 				if s.Turn == nil || s.Turn.State != "ready" || s.Turn.Unready != nil ||
 					s.Transcript == nil || s.Transcript.Written+s.Transcript.Dropped < uint64(len("> ")) {
